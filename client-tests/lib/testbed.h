@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the client tests: where the share is mounted, how to
+ * ask the server guest (tb-serverd) to change its own disk, and bounded
+ * waits. Header-only so each test stays one static binary.
+ */
+#ifndef TESTBED_H
+#define TESTBED_H
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TB_SHARE_MNT	"/mnt/share"
+#define TB_ENV_FILE	"/mnt/testbed/testbed.env"
+#define TB_SERVER_PORT	7070
+
+static inline double tb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A name unique to this process and call, for files the test creates. */
+static inline void tb_unique(char *buf, size_t len, const char *prefix)
+{
+	static unsigned int seq;
+
+	snprintf(buf, len, "%s-%d-%u", prefix, (int)getpid(), seq++);
+}
+
+/* The server's address, from the staging folder's testbed.env. */
+static inline int tb_server_addr(struct sockaddr_in *sa)
+{
+	char line[128];
+	FILE *f = fopen(TB_ENV_FILE, "r");
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "SERVER_IP=", 10))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		memset(sa, 0, sizeof(*sa));
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(TB_SERVER_PORT);
+		rc = inet_pton(AF_INET, line + 10, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * Send one request line to tb-serverd on the server guest; return 0 and
+ * the value it answered (or -1), or -errno from the server or the network.
+ */
+static inline int tb_server(long long *val, const char *fmt, ...)
+{
+	struct sockaddr_in sa;
+	char req[1024], reply[256];
+	va_list ap;
+	ssize_t n;
+	int s, rc, err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(req, sizeof(req) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (ssize_t)sizeof(req) - 1)
+		return -EINVAL;
+	req[n++] = '\n';
+	rc = tb_server_addr(&sa);
+	if (rc)
+		return rc;
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = -errno;
+		close(s);
+		return rc;
+	}
+	if (write(s, req, n) != n) {
+		close(s);
+		return -EIO;
+	}
+	n = read(s, reply, sizeof(reply) - 1);
+	close(s);
+	if (n <= 0)
+		return -EIO;
+	reply[n] = '\0';
+	if (!strncmp(reply, "ok", 2)) {
+		if (val)
+			*val = reply[2] == ' ' ? atoll(reply + 3) : -1;
+		return 0;
+	}
+	err = 0;
+	if (sscanf(reply, "err %d", &err) != 1 || err <= 0)
+		err = EIO;
+	return -err;
+}
+
+/* Whether a directory lists `name` now. */
+static inline int tb_dir_lists(const char *dir, const char *name)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strcmp(de->d_name, name)) {
+			found = 1;
+			break;
+		}
+	closedir(d);
+	return found;
+}
+
+/* Poll tb_dir_lists() for at most `seconds`; 1 when seen. */
+static inline int tb_wait_listed(const char *dir, const char *name, double seconds)
+{
+	double end = tb_now() + seconds;
+
+	do {
+		if (tb_dir_lists(dir, name))
+			return 1;
+		usleep(100 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
+#endif /* TESTBED_H */

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tb-serverd: changes files on the server guest's own disk for the client
+ * tests. Runs on the server, listens on the private segment only, and does
+ * one small file operation per request line, inside the share's directory:
+ *
+ *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
+ *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
+ *   touch PATH | stat PATH | exists PATH
+ *
+ * and answers "ok [value]" or "err ERRNO message". Paths are relative to
+ * the share root; absolute paths and ".." are refused. A test on the client
+ * thereby makes a change the client's mount can only learn of from Samba.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define MAX_LINE 4096
+
+static const char *share_root = "/srv/share";
+
+static int safe_path(const char *p)
+{
+	if (!p || !*p || p[0] == '/')
+		return 0;
+	return !strstr(p, "..");
+}
+
+static int do_write(const char *path, long n)
+{
+	char buf[4096];
+	int fd;
+
+	memset(buf, 'x', sizeof(buf));
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0664);
+	if (fd < 0)
+		return -1;
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n < (long)sizeof(buf) ? n : (long)sizeof(buf));
+
+		if (w < 0) {
+			close(fd);
+			return -1;
+		}
+		n -= w;
+	}
+	return close(fd);
+}
+
+/* One request: returns 0 or -1 with errno set; *val for stat/exists. */
+static int handle(char *line, long long *val)
+{
+	char *save, *op = strtok_r(line, " \t\r\n", &save);
+	char *a = strtok_r(NULL, " \t\r\n", &save);
+	char *b = strtok_r(NULL, " \t\r\n", &save);
+	struct stat st;
+	int fd;
+
+	*val = -1;
+	if (!op || !safe_path(a)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!strcmp(op, "create")) {
+		fd = open(a, O_WRONLY | O_CREAT | O_EXCL, 0664);
+		return fd < 0 ? -1 : close(fd);
+	}
+	if (!strcmp(op, "write") && b)
+		return do_write(a, atol(b));
+	if (!strcmp(op, "truncate") && b)
+		return truncate(a, atoll(b));
+	if (!strcmp(op, "unlink"))
+		return unlink(a);
+	if (!strcmp(op, "rename") && safe_path(b))
+		return rename(a, b);
+	if (!strcmp(op, "mkdir"))
+		return mkdir(a, 0775);
+	if (!strcmp(op, "rmdir"))
+		return rmdir(a);
+	if (!strcmp(op, "chmod") && b)
+		return chmod(a, strtol(b, NULL, 8));
+	if (!strcmp(op, "touch"))
+		return utimes(a, NULL);
+	if (!strcmp(op, "stat") || !strcmp(op, "exists")) {
+		if (stat(a, &st))
+			return -1;
+		*val = st.st_size;
+		return 0;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+static void serve(int c)
+{
+	FILE *in = fdopen(c, "r");
+	char line[MAX_LINE];
+
+	if (!in) {
+		close(c);
+		return;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		char reply[256];
+		long long val;
+		int n;
+
+		if (handle(line, &val) == 0)
+			n = val >= 0 ? snprintf(reply, sizeof(reply), "ok %lld\n", val)
+				     : snprintf(reply, sizeof(reply), "ok\n");
+		else
+			n = snprintf(reply, sizeof(reply), "err %d %s\n", errno,
+				     strerror(errno));
+		if (write(c, reply, n) != n)
+			break;
+	}
+	fclose(in);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int one = 1, s;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s LISTEN-ADDR PORT\n", argv[0]);
+		return 2;
+	}
+	if (chdir(share_root)) {
+		perror(share_root);
+		return 1;
+	}
+	umask(002);
+	signal(SIGCHLD, SIG_IGN);
+	sa.sin_port = htons(atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", argv[1]);
+		return 2;
+	}
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 16)) {
+		perror("tb-serverd: listen");
+		return 1;
+	}
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		if (fork() == 0) {
+			close(s);
+			serve(c);
+			_exit(0);
+		}
+		close(c);
+	}
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""orchestrate.py: the two-VM testbed for remote directory change
+notification on Linux CIFS mounts. A thin command-line front; the work is
+done by the modules of the testbed/ package, one per concern.
+
+Exit status: 0 ok, 1 failure, 2 usage (bad arguments, missing host setup),
+130 interrupted.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent
+sys.path.insert(0, str(REPO))
+
+from testbed import cache, kernel, network, session, shell, steps, suite, vm  # noqa: E402
+from testbed.errors import TestbedError, UsageError  # noqa: E402
+
+
+def cmd_up(args, root):
+    session.up(root, REPO, args.config)
+
+
+def cmd_down(args, root):
+    session.down(root)
+
+
+def cmd_status(args, root):
+    session.status(root)
+
+
+def cmd_test(args, root):
+    if not suite.run_suite(root, REPO, args.k):
+        return 1
+    return 0
+
+
+def _current_run(root):
+    state, pids = session.running(root)
+    if not state:
+        raise UsageError("testbed is not up: run 'orchestrate.py up'")
+    return Path(state["run"]), pids
+
+
+def cmd_shell(args, root):
+    run, pids = _current_run(root)
+    if not pids.get(args.role):
+        raise TestbedError(f"the {args.role} guest is not running")
+    shell.attach(vm.paths(run, args.role)["shell"])
+
+
+def cmd_exec(args, root):
+    run, _ = _current_run(root)
+    code, out, err = vm.guest_exec(run, args.role, " ".join(args.command),
+                                   timeout=args.timeout)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
+
+
+def _run_dir(root, name):
+    runs = root / "runs"
+    run = runs / (name or "latest")
+    if not run.exists():
+        raise UsageError(f"no run '{name or 'latest'}' under {runs}")
+    return run.resolve()
+
+
+def cmd_pcap(args, root):
+    run = _run_dir(root, args.run)
+    pcap = run / "client.pcap"
+    if args.path:
+        print(pcap)
+        return 0
+    for line in network.pcap_summary(pcap):
+        print(line)
+    return 0
+
+
+def cmd_kernel(args, root):
+    if args.action == "path":
+        print(kernel.tree_dir(root, kernel.source_version()))
+    elif args.action == "build":
+        out = kernel.build_kernel(root, REPO, args.config)
+        print(out / "bzImage")
+    elif args.action == "export":
+        kernel.export_series(root, REPO)
+    elif args.action == "reset":
+        kernel.reset_tree(root, REPO)
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="orchestrate.py",
+        description="Two QEMU guests (Samba server, CIFS client with the "
+                    "kernel built from kernel/) on a captured private network.")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show every command run")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help=f"cache directory (default ${cache.ENV_CACHE}, else "
+                        f"$XDG_CACHE_HOME/{cache.APP})")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    s = sub.add_parser("up", help="build what is missing and boot both guests")
+    s.add_argument("--config", action="append", default=[], metavar="NAME",
+                   help="also merge kernel/config/extra-NAME.config")
+    s.set_defaults(fn=cmd_up)
+    sub.add_parser("down", help="stop both guests").set_defaults(fn=cmd_down)
+    sub.add_parser("status", help="what runs, with which kernel and "
+                   "accelerator").set_defaults(fn=cmd_status)
+    s = sub.add_parser("test", help="run client-tests/ in the client guest "
+                       "(brings the testbed up if needed)")
+    s.add_argument("-k", metavar="PATTERN", help="only tests matching")
+    s.set_defaults(fn=cmd_test)
+    s = sub.add_parser("shell", help="interactive root shell in a guest "
+                       "(Ctrl-] leaves)")
+    s.add_argument("role", choices=vm.ROLES)
+    s.set_defaults(fn=cmd_shell)
+    s = sub.add_parser("exec", help="run a command in a guest, with its exit "
+                       "status")
+    s.add_argument("role", choices=vm.ROLES)
+    s.add_argument("command", nargs="+")
+    s.add_argument("--timeout", type=int, default=120)
+    s.set_defaults(fn=cmd_exec)
+    s = sub.add_parser("pcap", help="summary of a run's SMB2 traffic")
+    s.add_argument("run", nargs="?", help="run directory name (default latest)")
+    s.add_argument("--path", action="store_true", help="print the pcap's path")
+    s.set_defaults(fn=cmd_pcap)
+    s = sub.add_parser("kernel", help="kernel developer's loop")
+    s.add_argument("action", choices=("path", "build", "export", "reset"),
+                   help="path: print the tree; build: build it; export: "
+                        "format-patch its commits into kernel/; reset: drop "
+                        "local work and re-apply kernel/")
+    s.add_argument("--config", action="append", default=[], metavar="NAME")
+    s.set_defaults(fn=cmd_kernel)
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    steps.VERBOSE = args.verbose
+    root = cache.cache_root(args.cache_dir)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        return args.fn(args, root) or 0
+    except TestbedError as e:
+        print(f"orchestrate.py: error: {e}", file=sys.stderr)
+        if e.detail:
+            print(e.detail.rstrip(), file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("\norchestrate.py: interrupted; stopped what this command "
+              "started", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"orchestrate.py: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

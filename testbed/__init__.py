@@ -1,0 +1,1 @@
+"""The two-VM CIFS change-notification testbed behind orchestrate.py."""

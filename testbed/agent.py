@@ -1,0 +1,148 @@
+"""Talking to a running guest over unix sockets: QMP (the QEMU monitor) and
+the QEMU guest agent (run a command in the guest, get status and output).
+No network path to the guests exists, by design: these are the host's
+only handles on them.
+"""
+
+import base64
+import json
+import socket
+import time
+
+from .errors import TestbedError
+
+
+class JsonChannel:
+    """Newline-delimited JSON over a unix stream socket, with deadlines."""
+
+    def __init__(self, path, timeout):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(self.path)
+        except OSError as e:
+            self.sock.close()
+            raise TestbedError(f"cannot connect to {self.path}: {e.strerror}") \
+                from None
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, obj):
+        self.sock.sendall(json.dumps(obj).encode() + b"\n")
+
+    def recv(self, deadline):
+        """The next JSON object; bytes before it (0xff sync marks) dropped."""
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl >= 0:
+                line, self.buf = self.buf[:nl], self.buf[nl + 1:]
+                line = line.lstrip(b"\xff").strip()
+                if line:
+                    try:
+                        return json.loads(line)
+                    except ValueError:
+                        continue
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(self.path)
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                raise TimeoutError(self.path) from None
+            if not chunk:
+                raise TestbedError(f"{self.path}: connection closed")
+            self.buf += chunk
+
+
+class Qmp(JsonChannel):
+    """The QEMU monitor: stop, quit, set_link (fault tests)."""
+
+    def __init__(self, path, timeout=10):
+        super().__init__(path, timeout)
+        deadline = time.monotonic() + timeout
+        self.recv(deadline)                 # greeting
+        self.command("qmp_capabilities")
+
+    def command(self, name, timeout=10, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.send(msg)
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self.recv(deadline)
+            if "event" in reply:
+                continue
+            if "error" in reply:
+                raise TestbedError(f"QMP {name}: {reply['error'].get('desc')}")
+            return reply.get("return")
+
+
+class GuestAgent(JsonChannel):
+    """qemu-guest-agent over virtio-serial."""
+
+    def __init__(self, path, timeout=10):
+        super().__init__(path, timeout)
+        self.sync(timeout)
+
+    def sync(self, timeout):
+        """Resynchronise the stream: drop any reply left by an earlier
+        client that went away mid-command."""
+        token = int(time.monotonic() * 1000) & 0x7fffffff
+        self.sock.sendall(b"\xff")
+        self.send({"execute": "guest-sync-delimited",
+                   "arguments": {"id": token}})
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self.recv(deadline)
+            if reply.get("return") == token:
+                return
+
+    def command(self, name, timeout=10, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.send(msg)
+        reply = self.recv(time.monotonic() + timeout)
+        if "error" in reply:
+            raise TestbedError(f"guest agent {name}: "
+                               f"{reply['error'].get('desc')}")
+        return reply.get("return")
+
+    def exec(self, argv, timeout, stdin=None):
+        """Run argv in the guest, bounded by `timeout` seconds (the guest's
+        coreutils timeout kills it; the host waits a little longer).
+        Returns (exit status, stdout bytes, stderr bytes); 124 = timed out."""
+        wrapped = ["timeout", "-k", "5", str(int(timeout))] + list(argv)
+        args = {"path": wrapped[0], "arg": wrapped[1:], "capture-output": True}
+        if stdin is not None:
+            args["input-data"] = base64.b64encode(stdin).decode()
+        pid = self.command("guest-exec", **args)["pid"]
+        deadline = time.monotonic() + timeout + 15
+        delay = 0.05
+        while True:
+            st = self.command("guest-exec-status", pid=pid)
+            if st.get("exited"):
+                break
+            if time.monotonic() > deadline:
+                raise TestbedError(f"guest command did not end in {timeout}s: "
+                                   f"{' '.join(argv)[:200]}")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        out = base64.b64decode(st.get("out-data", ""))
+        err = base64.b64decode(st.get("err-data", ""))
+        code = st.get("exitcode")
+        if code is None:
+            code = 128 + st.get("signal", 0)
+        return code, out, err

@@ -1,0 +1,111 @@
+"""KTAP/TAP results: parse what the tests print, count, and re-emit them as
+one top-level KTAP document for the whole suite."""
+
+import re
+
+RESULT = re.compile(r"^(\s*)(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*"
+                    r"(?:#\s*(\w+)\b\s*(.*))?$")
+PLAN = re.compile(r"^(\s*)1\.\.(\d+)")
+
+
+class Result:
+    """One test result line at some nesting depth."""
+
+    def __init__(self, ok, number, name, directive="", reason="", indent=0):
+        self.ok, self.number, self.name = ok, number, name
+        self.directive, self.reason, self.indent = directive.upper(), reason, indent
+
+    @property
+    def skipped(self):
+        return self.directive == "SKIP"
+
+    @property
+    def passed(self):
+        return self.ok or self.directive == "XFAIL"
+
+    def __repr__(self):
+        return (f"Result({self.ok}, {self.number}, {self.name!r}, "
+                f"{self.directive!r}, indent={self.indent})")
+
+
+def parse(text):
+    """(plan or None, [Result]) of the outermost level of a KTAP document.
+
+    The outermost level is the shallowest indentation at which a plan or a
+    result appears; nested subtests (indented) are left to their parent's
+    line, as KTAP intends.
+    """
+    lines = text.splitlines()
+    depths = []
+    for line in lines:
+        m = RESULT.match(line) or PLAN.match(line)
+        if m:
+            depths.append(len(m.group(1).expandtabs()))
+    if not depths:
+        return None, []
+    top = min(depths)
+    plan, results = None, []
+    for line in lines:
+        m = PLAN.match(line)
+        if m and len(m.group(1).expandtabs()) == top and plan is None:
+            plan = int(m.group(2))
+            continue
+        m = RESULT.match(line)
+        if m and len(m.group(1).expandtabs()) == top:
+            results.append(Result(m.group(2) == "ok", int(m.group(3)),
+                                  m.group(4).strip(), m.group(5) or "",
+                                  (m.group(6) or "").strip(), top))
+    return plan, results
+
+
+def verdict(plan, results, exit_code=0):
+    """(passed?, why) for one test program's output and exit status."""
+    if not results:
+        return False, f"no results (exit {exit_code})"
+    failed = [r for r in results if not r.passed and not r.skipped]
+    if failed:
+        return False, f"{len(failed)} of {len(results)} failed: " + \
+            ", ".join(r.name for r in failed[:5])
+    if plan is not None and plan != len(results):
+        return False, f"planned {plan}, ran {len(results)}"
+    if exit_code not in (0, 4):    # 4: kselftest KSFT_SKIP
+        return False, f"exit status {exit_code}"
+    return True, ""
+
+
+def indent(text, prefix="    "):
+    return "\n".join(prefix + line if line else line
+                     for line in text.splitlines())
+
+
+class Report:
+    """The suite's KTAP document: one top-level test per entry, each with
+    its own output nested under it (indented, as KTAP subtests are)."""
+
+    def __init__(self):
+        self.entries = []
+
+    def add(self, name, ok, output="", reason="", skip=False):
+        self.entries.append((name, ok, output, reason, skip))
+
+    def counts(self):
+        passed = sum(1 for _, ok, _, _, skip in self.entries if ok and not skip)
+        skipped = sum(1 for e in self.entries if e[4])
+        failed = len(self.entries) - passed - skipped
+        return passed, failed, skipped
+
+    def header(self, total):
+        return f"KTAP version 1\n1..{total}"
+
+    @staticmethod
+    def line(number, name, ok, output="", skip_reason=None):
+        """A top-level result line, the program's own KTAP nested above it."""
+        text = indent(output.rstrip()) + "\n" if output.strip() else ""
+        if skip_reason is not None:
+            return f"{text}ok {number} {name} # SKIP {skip_reason}"
+        return f"{text}{'ok' if ok else 'not ok'} {number} {name}"
+
+    def closing(self):
+        passed, failed, skipped = self.counts()
+        tail = f", {skipped} skipped" if skipped else ""
+        return f"{passed} passed, {failed} failed{tail}"

@@ -1,0 +1,212 @@
+"""The testbed's life cycle: up, down, status. A run is one boot of both
+guests; its directory under <cache>/runs/ keeps consoles, the capture and
+the staging folder after the guests are gone."""
+
+import json
+import shutil
+import time
+from datetime import datetime
+from pathlib import Path
+
+from . import hostdeps, images, kernel, network, vm
+from .errors import TestbedError
+from .steps import Phase, fmt_secs, say
+
+# Bounds for waits, sized for TCG on a 2-core host (a boot there takes
+# about a minute); KVM finishes far inside them.
+BOOT_SECONDS = 300
+SMBD_SECONDS = 90
+MOUNT_SECONDS = 60
+KEEP_RUNS = 10
+
+
+def state_path(cache):
+    return cache / "state.json"
+
+
+def read_state(cache):
+    try:
+        return json.loads(state_path(cache).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def running(cache):
+    """(state, {role: pid or None}) of the current run, or (None, {})."""
+    state = read_state(cache)
+    if not state:
+        return None, {}
+    run = Path(state["run"])
+    return state, {role: vm.read_pid(run, role) for role in vm.ROLES}
+
+
+def read_conf(repo):
+    """samba-server/testbed.conf as a dict (KEY=value lines)."""
+    conf = {}
+    for line in (repo / "samba-server/testbed.conf").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "=" in line:
+            k, v = line.split("=", 1)
+            conf[k.strip()] = v.strip()
+    return conf
+
+
+def _new_run(cache, repo):
+    runs = cache / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    name = datetime.now().strftime("%Y%m%d-%H%M%S")
+    run = runs / name
+    n = 1
+    while run.exists():
+        n += 1
+        run = runs / f"{name}-{n}"
+    staging = run / "staging"
+    staging.mkdir(parents=True)
+    for f in (repo / "samba-server").iterdir():
+        if f.is_file():
+            shutil.copy2(f, staging / f.name)
+    conf = read_conf(repo)
+    (staging / "testbed.env").write_text(network.env_file_text(
+        conf["SMB_USER"], conf["SMB_PASS"], conf["SMB_DOMAIN"]))
+    (staging / "bin").mkdir()
+    latest = runs / "latest"
+    if latest.is_symlink() or latest.exists():
+        latest.unlink()
+    latest.symlink_to(run.name)
+    old = sorted(p for p in runs.iterdir()
+                 if p.is_dir() and not p.is_symlink())[:-KEEP_RUNS]
+    for p in old:
+        if p != run:
+            shutil.rmtree(p, ignore_errors=True)
+    return run
+
+
+def _wait_for(what, check, seconds, run, role):
+    """Poll check() until true, at most `seconds`; fail with the console."""
+    deadline = time.monotonic() + seconds
+    last = ""
+    while time.monotonic() < deadline:
+        ok, last = check()
+        if ok:
+            return
+        time.sleep(2)
+    raise TestbedError(f"{what}: not ready after {seconds}s ({last.strip()[-300:]})",
+                       Path(vm.paths(run, role)["console"]).read_text(
+                           errors="replace")[-3000:])
+
+
+def _smbd_ready(run, conf):
+    def check():
+        code, out, err = vm.guest_exec(
+            run, "server", f"smbclient -m SMB3 //127.0.0.1/share "
+            f"-U '{conf['SMB_USER']}%{conf['SMB_PASS']}' -c ls", timeout=20)
+        return code == 0, out + err
+    _wait_for("smbd on the server", check, SMBD_SECONDS, run, "server")
+
+
+def _mount_share(run):
+    def check():
+        code, out, err = vm.guest_exec(
+            run, "client", "mountpoint -q /mnt/share || mount -t cifs "
+            "//server/share /mnt/share -o vers=3.1.1,"
+            "credentials=/etc/testbed/cifs.cred", timeout=30)
+        return code == 0, out + err
+    _wait_for("mounting //server/share on the client", check, MOUNT_SECONDS,
+              run, "client")
+
+
+def up(cache, repo, extra_config=()):
+    """Build what is missing, boot both guests, mount the share."""
+    state, pids = running(cache)
+    if state and all(pids.values()):
+        say(f"testbed already up (run {state['run']}); 'down' stops it")
+        return state
+    if state:
+        say("cleaning up a run whose guests are gone")
+        down(cache, quiet=True)
+    t0 = time.monotonic()
+    hostdeps.ensure_host_packages()
+    kern = kernel.build_kernel(cache, repo, extra_config)
+    imgs = images.build_images(cache, repo)
+    accel = vm.choose_accel(cache)
+    run = _new_run(cache, repo)
+    conf = read_conf(repo)
+    started = []
+    try:
+        with Phase(f"booting server and client ({accel}; run {run})"):
+            t_boot = time.monotonic()
+            started.append("server")
+            vm.start("server", run, kern, imgs["server"], accel)
+            deadline = time.monotonic() + 30
+            while not (run / "segment.sock").exists():
+                if time.monotonic() > deadline:
+                    raise TestbedError("the server's network socket did not "
+                                       "appear")
+                time.sleep(0.1)
+            started.append("client")
+            vm.start("client", run, kern, imgs["client"], accel)
+            deadline = time.monotonic() + BOOT_SECONDS
+            for role in vm.ROLES:
+                vm.wait_agent(run, role, deadline)
+            say(f"    both guest agents answer after "
+                f"{fmt_secs(time.monotonic() - t_boot)}")
+            _smbd_ready(run, conf)
+            _mount_share(run)
+        state = {"run": str(run), "accel": accel, "kernel": str(kern),
+                 "release": (kern / "release").read_text().strip(),
+                 "images": str(imgs["server"].parent),
+                 "started": datetime.now().isoformat(timespec="seconds"),
+                 "up_seconds": round(time.monotonic() - t0, 1)}
+        state_path(cache).write_text(json.dumps(state, indent=1))
+    except BaseException:
+        for role in reversed(started):
+            vm.kill(run, role)
+        raise
+    say(f"testbed up in {fmt_secs(time.monotonic() - t0)}: //server/share "
+        f"on client:/mnt/share, kernel {state['release']}, {accel}")
+    say(f"  consoles and capture: {run}")
+    return state
+
+
+def down(cache, quiet=False):
+    """Stop both guests (clean poweroff, bounded) and forget the run."""
+    state = read_state(cache)
+    if not state:
+        if not quiet:
+            say("testbed is not up")
+        return
+    run = Path(state["run"])
+    with Phase("stopping the guests"):
+        if vm.read_pid(run, "client"):
+            try:
+                vm.guest_exec(run, "client", "umount -f /mnt/share", timeout=20)
+            except (TestbedError, TimeoutError, OSError):
+                pass
+        for role in ("client", "server"):
+            vm.stop(run, role)
+    for role in vm.ROLES:
+        for key in ("qga", "qmp", "shell"):
+            vm.paths(run, role)[key].unlink(missing_ok=True)
+    (run / "segment.sock").unlink(missing_ok=True)
+    state_path(cache).unlink(missing_ok=True)
+    if not quiet:
+        say(f"testbed down; logs and capture kept in {run}")
+
+
+def status(cache):
+    """Print what runs, with which kernel and accelerator; True when up."""
+    state, pids = running(cache)
+    if not state:
+        print("testbed: down")
+        return False
+    up_ok = all(pids.values())
+    print(f"testbed: {'up' if up_ok else 'partly down'}")
+    print(f"  run:         {state['run']}")
+    print(f"  started:     {state['started']} (up took "
+          f"{fmt_secs(state['up_seconds'])})")
+    print(f"  kernel:      {state['release']} ({state['kernel']})")
+    print(f"  accelerator: {state['accel']}")
+    for role in vm.ROLES:
+        pid = pids[role]
+        print(f"  {role:<7}      {'running, pid ' + str(pid) if pid else 'stopped'}")
+    return up_ok

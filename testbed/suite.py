@@ -1,0 +1,110 @@
+"""`orchestrate.py test`: build client-tests/ on the host, run each program
+in the client guest, scan both kernel consoles, print one KTAP document and
+the closing `N passed, N failed` line."""
+
+import fnmatch
+import shutil
+import time
+from pathlib import Path
+
+from . import kernel, ktap, session, vm
+from .console import find_splats
+from .errors import TestbedError
+from .network import SERVER_IP
+from .steps import Phase, capture, run_logged, say
+
+PROGRAM_SECONDS = 600          # bound for one test program under TCG
+SERVERD_PORT = 7070
+
+
+def build_tests(cache, repo, run):
+    """make client-tests into the run's staging bin/ (static binaries)."""
+    tree = kernel.tree_dir(cache, kernel.source_version())
+    ksft = tree / "tools/testing/selftests"
+    if not (ksft / "kselftest_harness.h").is_file():
+        raise TestbedError(f"no kselftest_harness.h under {ksft}: run 'up'")
+    out = Path(run) / "staging" / "bin"
+    log = cache / "logs" / "client-tests.log"
+    log.write_text("")
+    run_logged(["make", "-C", repo / "client-tests", f"KSFT_DIR={ksft}",
+                f"OUT={out}"], log, "building client-tests")
+    names = capture(["make", "-s", "-C", repo / "client-tests", "list",
+                     f"KSFT_DIR={ksft}"]).split()
+    return sorted(names)
+
+
+def start_serverd(run):
+    """tb-serverd on the server guest (idempotent), for server-side changes."""
+    code, out, err = vm.guest_exec(
+        run, "server", "systemctl is-active -q tb-serverd || systemd-run "
+        "--quiet --unit=tb-serverd /mnt/testbed/bin/tb-serverd "
+        f"{SERVER_IP} {SERVERD_PORT}", timeout=30)
+    if code != 0:
+        raise TestbedError(f"tb-serverd did not start on the server: {err}")
+
+
+def run_program(run, name):
+    """(ok, output, reason) of one test program in the client guest."""
+    t0 = time.monotonic()
+    code, out, err = vm.guest_exec(run, "client", f"/mnt/testbed/bin/{name}",
+                                   timeout=PROGRAM_SECONDS)
+    secs = time.monotonic() - t0
+    plan, results = ktap.parse(out)
+    ok, why = ktap.verdict(plan, results, code)
+    if code == 124:
+        ok, why = False, f"timed out after {PROGRAM_SECONDS}s"
+    text = out
+    if err.strip():
+        text += "".join(f"# {line}\n" for line in err.splitlines())
+    text += f"# {name}: {len(results)} cases, exit {code}, {secs:.1f}s\n"
+    return ok, text, why
+
+
+def scan_console(run, role):
+    """(ok, output, reason) of the splat scan of a guest's console log."""
+    path = vm.paths(run, role)["console"]
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return False, "", f"no console log at {path}"
+    splats = find_splats(text)
+    if not splats:
+        return True, f"# {path.name}: {len(text.splitlines())} lines, no splat\n", ""
+    lines = "".join(f"# {path.name}:{n}: [{kind}] {line}\n"
+                    for n, kind, line in splats[:20])
+    return False, lines, f"{len(splats)} splat line(s) in {path.name}"
+
+
+def run_suite(cache, repo, pattern=None):
+    """Run everything; print KTAP; return True when all passed."""
+    state = session.up(cache, repo)
+    run = Path(state["run"])
+    with Phase("building client-tests"):
+        names = build_tests(cache, repo, run)
+    if pattern:
+        names = [n for n in names if fnmatch.fnmatch(n, pattern)
+                 or pattern in n]
+        if not names:
+            raise TestbedError(f"no client test matches '{pattern}'")
+    start_serverd(run)
+    report = ktap.Report()
+    entries = [(n, lambda n=n: run_program(run, n)) for n in names]
+    entries += [(f"console_{role}_no_splat", lambda r=role: scan_console(run, r))
+                for role in vm.ROLES]
+    out_lines = [report.header(len(entries))]
+    print(out_lines[0], flush=True)
+    for number, (name, fn) in enumerate(entries, 1):
+        say(f"--> {name}")
+        ok, text, why = fn()
+        if not ok and why:
+            text += f"# FAIL: {why}\n"
+        report.add(name, ok, text, why)
+        line = report.line(number, name, ok, text)
+        print(line, flush=True)
+        out_lines.append(line)
+    closing = report.closing()
+    out_lines.append(closing)
+    (run / "results.ktap").write_text("\n".join(out_lines) + "\n")
+    print(closing, flush=True)
+    say(f"results: {run / 'results.ktap'}; capture: {run / 'client.pcap'}")
+    return report.counts()[1] == 0

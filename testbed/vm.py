@@ -1,0 +1,240 @@
+"""QEMU guests: accelerator probe, command lines, start, stop, state.
+
+Each guest boots the built kernel with -kernel, its root on virtio-blk from a
+throwaway qcow2 overlay of the cached image, one NIC on the private segment
+(network.py), a serial console logged to a file, the guest agent and an
+interactive console (hvc0) on unix sockets, and the run's staging folder
+shared read-only over 9p. QEMU daemonizes; its pid file is the state.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import network
+from .agent import GuestAgent, Qmp
+from .errors import TestbedError
+from .steps import debug, log_tail, say
+
+ROLES = ("server", "client")
+MEMORY_MIB = {"server": 1024, "client": 1536}
+ENV_ACCEL = "TESTBED_ACCEL"
+KVM_PROBE_SECONDS = 10
+
+# A 512-byte boot sector that writes 0x42 to the isa-debug-exit port: QEMU
+# exits with status (0x42 << 1) | 1 = 133 once a vCPU really ran guest code.
+PROBE_EXIT = 133
+
+
+def _probe_sector():
+    code = bytes([0xB0, 0x42, 0xE6, 0xF4, 0xF4, 0xEB, 0xFE])
+    return code + bytes(510 - len(code)) + b"\x55\xaa"
+
+
+def probe_kvm(timeout=KVM_PROBE_SECONDS):
+    """True when KVM runs guest code within `timeout` seconds. /dev/kvm can
+    exist, open, and still hang a vCPU: only running code proves it."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    with tempfile.NamedTemporaryFile(suffix=".img") as img:
+        img.write(_probe_sector())
+        img.flush()
+        cmd = ["qemu-system-x86_64", "-accel", "kvm", "-M", "pc", "-m", "16",
+               "-nodefaults", "-display", "none", "-no-reboot",
+               "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+               "-drive", f"file={img.name},format=raw,if=ide"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL)
+        try:
+            return proc.wait(timeout) == PROBE_EXIT
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            return False
+
+
+def choose_accel(cache):
+    """'kvm' or 'tcg': $TESTBED_ACCEL, else a probe cached per host boot."""
+    forced = os.environ.get(ENV_ACCEL)
+    if forced:
+        if forced not in ("kvm", "tcg"):
+            raise TestbedError(f"{ENV_ACCEL} must be kvm or tcg, not {forced}")
+        return forced
+    boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    memo = cache / "accel.json"
+    try:
+        saved = json.loads(memo.read_text())
+        if saved.get("boot_id") == boot_id:
+            return saved["accel"]
+    except (OSError, ValueError, KeyError):
+        pass
+    start = time.monotonic()
+    accel = "kvm" if probe_kvm() else "tcg"
+    say(f"    accelerator: {accel} (KVM probe took "
+        f"{time.monotonic() - start:.1f}s)")
+    memo.write_text(json.dumps({"boot_id": boot_id, "accel": accel}))
+    return accel
+
+
+def paths(run, role):
+    """The files a guest's run uses, by name."""
+    return {
+        "overlay": run / f"{role}.qcow2",
+        "console": run / f"{role}-console.log",
+        "qga": run / f"{role}-qga.sock",
+        "qmp": run / f"{role}-qmp.sock",
+        "shell": run / f"{role}-shell.sock",
+        "pid": run / f"{role}.pid",
+        "stderr": run / f"{role}-qemu.log",
+    }
+
+
+def kernel_cmdline(role, extra=""):
+    """The guest kernel's command line: all console messages (warnings are
+    what the splat scan reads), predictable eth0, the role for set-up."""
+    return (f"root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 "
+            f"testbed.role={role} panic=-1 systemd.show_status=0 "
+            f"{extra}").strip()
+
+
+def qemu_argv(role, run, kernel, accel, cmdline_extra=""):
+    """The full QEMU command line of a guest."""
+    p = paths(run, role)
+    cpu = ["-cpu", "host", "-smp", "2"] if accel == "kvm" else \
+        ["-cpu", "max", "-smp", "1"]
+    return [
+        "qemu-system-x86_64", "-name", f"testbed-{role}",
+        "-machine", f"q35,accel={accel}", *cpu, "-m", str(MEMORY_MIB[role]),
+        "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+        "-kernel", str(kernel / "bzImage"),
+        "-append", kernel_cmdline(role, cmdline_extra),
+        "-drive", f"file={p['overlay']},if=virtio,format=qcow2,cache=unsafe",
+        *network.netdev_args(role, run),
+        "-chardev", f"file,id=con,path={p['console']}", "-serial", "chardev:con",
+        "-device", "virtio-serial-pci",
+        "-chardev", f"socket,id=qga,path={p['qga']},server=on,wait=off",
+        "-device", "virtserialport,chardev=qga,name=org.qemu.guest_agent.0",
+        "-chardev", f"socket,id=sh,path={p['shell']},server=on,wait=off",
+        "-device", "virtconsole,chardev=sh",
+        "-qmp", f"unix:{p['qmp']},server=on,wait=off",
+        "-virtfs", f"local,path={run / 'staging'},mount_tag=testbed,"
+                   "security_model=none,readonly=on",
+        "-object", "rng-random,filename=/dev/urandom,id=rng",
+        "-device", "virtio-rng-pci,rng=rng",
+        "-pidfile", str(p["pid"]), "-daemonize",
+    ]
+
+
+def read_pid(run, role):
+    try:
+        pid = int(paths(run, role)["pid"].read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
+def start(role, run, kernel, image, accel, cmdline_extra=""):
+    """Create the overlay and start QEMU daemonized; return its pid."""
+    p = paths(run, role)
+    for key in ("qga", "qmp", "shell"):
+        network.check_socket_path(p[key])
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw",
+                    "-b", str(image), str(p["overlay"])], check=True,
+                   stdout=subprocess.DEVNULL)
+    argv = qemu_argv(role, run, kernel, accel, cmdline_extra)
+    (run / f"{role}-qemu.argv").write_text(" ".join(argv) + "\n")
+    debug(" ".join(argv))
+    with open(p["stderr"], "ab") as err:
+        proc = subprocess.run(argv, stdout=err, stderr=err,
+                              stdin=subprocess.DEVNULL, timeout=60)
+    if proc.returncode != 0:
+        raise TestbedError(f"QEMU for the {role} did not start "
+                           f"(exit {proc.returncode})", log_tail(p["stderr"]))
+    pid = read_pid(run, role)
+    if pid is None:
+        raise TestbedError(f"QEMU for the {role} exited at once",
+                           log_tail(p["stderr"]))
+    return pid
+
+
+def wait_agent(run, role, deadline):
+    """Wait until the guest agent answers; fail with the console's tail."""
+    p = paths(run, role)
+    while time.monotonic() < deadline:
+        if read_pid(run, role) is None:
+            raise TestbedError(f"the {role} guest stopped while booting "
+                               f"(console: {p['console']})",
+                               log_tail(p["console"]))
+        try:
+            with GuestAgent(p["qga"], timeout=3):
+                return
+        except (TestbedError, TimeoutError, OSError):
+            time.sleep(1)
+    raise TestbedError(f"the {role} guest did not come up in time "
+                       f"(console: {p['console']})", log_tail(p["console"]))
+
+
+def guest_exec(run, role, cmd, timeout=60, stdin=None):
+    """Run a shell command line in a guest: (status, stdout, stderr) text."""
+    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
+        code, out, err = ga.exec(["/bin/sh", "-c", cmd], timeout, stdin)
+    return code, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def stop(run, role, timeout=30):
+    """Power the guest off cleanly; QMP quit, then SIGKILL, past a bound."""
+    pid = read_pid(run, role)
+    if pid is None:
+        return
+    p = paths(run, role)
+    try:
+        with GuestAgent(p["qga"], timeout=3) as ga:
+            ga.send({"execute": "guest-shutdown",
+                     "arguments": {"mode": "powerdown"}})
+    except (TestbedError, TimeoutError, OSError):
+        pass
+    if _wait_exit(pid, timeout):
+        return
+    debug(f"{role}: no clean poweroff in {timeout}s, QMP quit")
+    try:
+        with Qmp(p["qmp"], timeout=3) as qmp:
+            qmp.send({"execute": "quit"})
+    except (TestbedError, TimeoutError, OSError):
+        pass
+    if _wait_exit(pid, 10):
+        return
+    os.kill(pid, signal.SIGKILL)
+    _wait_exit(pid, 10)
+
+
+def kill(run, role):
+    """Stop a guest at once (Ctrl-C during up)."""
+    pid = read_pid(run, role)
+    if pid is not None:
+        os.kill(pid, signal.SIGKILL)
+        _wait_exit(pid, 10)
+
+
+def _wait_exit(pid, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
