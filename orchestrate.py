@@ -8,6 +8,7 @@ Exit status: 0 ok, 1 failure, 2 usage (bad arguments, missing host setup),
 """
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -137,8 +138,16 @@ def parser():
     return p
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
+    # Ctrl-C and a plain kill both unwind, so what was started is stopped,
+    # even when started from a shell that ignores SIGINT for background jobs.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     steps.VERBOSE = args.verbose
     root = cache.cache_root(args.cache_dir)
     try:

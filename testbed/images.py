@@ -111,6 +111,20 @@ class _Mounts:
             subprocess.run(["umount", "-l", str(dst)], check=False)
 
 
+def _unmount_under(top):
+    """Undo every mount below `top` (debootstrap's own /proc and /sys when
+    it was interrupted), deepest first, before the tree is removed."""
+    prefix = str(top).rstrip("/") + "/"
+    try:
+        mounts = [line.split()[1] for line in
+                  Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return
+    for m in sorted((m for m in mounts if m.startswith(prefix)),
+                    key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], check=False)
+
+
 def _chroot(root, cmd, log, what):
     env = {"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C.UTF-8",
            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -198,5 +212,6 @@ def build_images(cache, repo):
         raise
     finally:
         if tmp.exists():
+            _unmount_under(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
     return paths

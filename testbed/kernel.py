@@ -161,9 +161,11 @@ def apply_series(tree, repo, log):
             _git(tree, "checkout", "-q", "-f", "testbed", check=False)
             with open(log, "a") as f:
                 f.write(proc.stdout)
+            why = "\n".join(line for line in proc.stdout.splitlines()
+                            if line.startswith(("error:", "Patch failed")))
             raise TestbedError(f"kernel/{patch.name} does not apply to "
                                "linux-source-6.12 (+ the patches before it)",
-                               proc.stdout.strip() + "\n" +
+                               why + "\nrejected hunk:\n" +
                                _rejected_hunk(patch, proc.stdout))
     _git(tree, "checkout", "-q", "-B", "testbed")
     _write_record(tree, key)

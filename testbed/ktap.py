@@ -78,23 +78,34 @@ def indent(text, prefix="    "):
                      for line in text.splitlines())
 
 
+def case_counts(results, ok):
+    """(passed, failed, skipped) of one program's cases; a program that
+    failed without failing a case (crash, short plan) counts one failure."""
+    passed = sum(1 for r in results if r.passed and not r.skipped)
+    skipped = sum(1 for r in results if r.skipped)
+    failed = len(results) - passed - skipped
+    if not ok and failed == 0:
+        failed = 1
+    return passed, failed, skipped
+
+
 class Report:
-    """The suite's KTAP document: one top-level test per entry, each with
-    its own output nested under it (indented, as KTAP subtests are)."""
+    """The suite's KTAP document: one top-level test per program or check,
+    each with its own output nested under it (indented, as KTAP subtests
+    are). The closing line counts cases, not programs."""
 
     def __init__(self):
-        self.entries = []
+        self.totals = [0, 0, 0]
 
-    def add(self, name, ok, output="", reason="", skip=False):
-        self.entries.append((name, ok, output, reason, skip))
+    def add(self, counts):
+        for i, n in enumerate(counts):
+            self.totals[i] += n
 
     def counts(self):
-        passed = sum(1 for _, ok, _, _, skip in self.entries if ok and not skip)
-        skipped = sum(1 for e in self.entries if e[4])
-        failed = len(self.entries) - passed - skipped
-        return passed, failed, skipped
+        return tuple(self.totals)
 
-    def header(self, total):
+    @staticmethod
+    def header(total):
         return f"KTAP version 1\n1..{total}"
 
     @staticmethod
@@ -106,6 +117,6 @@ class Report:
         return f"{text}{'ok' if ok else 'not ok'} {number} {name}"
 
     def closing(self):
-        passed, failed, skipped = self.counts()
+        passed, failed, skipped = self.totals
         tail = f", {skipped} skipped" if skipped else ""
         return f"{passed} passed, {failed} failed{tail}"

@@ -128,7 +128,7 @@ def up(cache, repo, extra_config=()):
     hostdeps.ensure_host_packages()
     kern = kernel.build_kernel(cache, repo, extra_config)
     imgs = images.build_images(cache, repo)
-    accel = vm.choose_accel(cache)
+    accel = vm.choose_accel(cache, kern)
     run = _new_run(cache, repo)
     conf = read_conf(repo)
     started = []

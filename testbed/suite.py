@@ -44,7 +44,7 @@ def start_serverd(run):
 
 
 def run_program(run, name):
-    """(ok, output, reason) of one test program in the client guest."""
+    """(ok, output, reason, case counts) of one program in the client."""
     t0 = time.monotonic()
     code, out, err = vm.guest_exec(run, "client", f"/mnt/testbed/bin/{name}",
                                    timeout=PROGRAM_SECONDS)
@@ -57,22 +57,24 @@ def run_program(run, name):
     if err.strip():
         text += "".join(f"# {line}\n" for line in err.splitlines())
     text += f"# {name}: {len(results)} cases, exit {code}, {secs:.1f}s\n"
-    return ok, text, why
+    return ok, text, why, ktap.case_counts(results, ok)
 
 
 def scan_console(run, role):
-    """(ok, output, reason) of the splat scan of a guest's console log."""
+    """(ok, output, reason, counts) of the splat scan of a console log."""
     path = vm.paths(run, role)["console"]
     try:
         text = path.read_text(errors="replace")
     except OSError:
-        return False, "", f"no console log at {path}"
+        return False, "", f"no console log at {path}", (0, 1, 0)
     splats = find_splats(text)
     if not splats:
-        return True, f"# {path.name}: {len(text.splitlines())} lines, no splat\n", ""
+        return (True, f"# {path.name}: {len(text.splitlines())} lines, "
+                "no splat\n", "", (1, 0, 0))
     lines = "".join(f"# {path.name}:{n}: [{kind}] {line}\n"
                     for n, kind, line in splats[:20])
-    return False, lines, f"{len(splats)} splat line(s) in {path.name}"
+    return False, lines, f"{len(splats)} splat line(s) in {path.name}", \
+        (0, 1, 0)
 
 
 def run_suite(cache, repo, pattern=None):
@@ -95,10 +97,10 @@ def run_suite(cache, repo, pattern=None):
     print(out_lines[0], flush=True)
     for number, (name, fn) in enumerate(entries, 1):
         say(f"--> {name}")
-        ok, text, why = fn()
+        ok, text, why, counts = fn()
         if not ok and why:
             text += f"# FAIL: {why}\n"
-        report.add(name, ok, text, why)
+        report.add(counts)
         line = report.line(number, name, ok, text)
         print(line, flush=True)
         out_lines.append(line)
@@ -107,4 +109,4 @@ def run_suite(cache, repo, pattern=None):
     (run / "results.ktap").write_text("\n".join(out_lines) + "\n")
     print(closing, flush=True)
     say(f"results: {run / 'results.ktap'}; capture: {run / 'client.pcap'}")
-    return report.counts()[1] == 0
+    return report.counts()[1] == 0 and report.counts()[0] > 0

@@ -23,45 +23,46 @@ from .steps import debug, log_tail, say
 ROLES = ("server", "client")
 MEMORY_MIB = {"server": 1024, "client": 1536}
 ENV_ACCEL = "TESTBED_ACCEL"
-KVM_PROBE_SECONDS = 10
-
-# A 512-byte boot sector that writes 0x42 to the isa-debug-exit port: QEMU
-# exits with status (0x42 << 1) | 1 = 133 once a vCPU really ran guest code.
-PROBE_EXIT = 133
+KVM_PROBE_SECONDS = 30
+KVM_CPU = ["-cpu", "host", "-smp", "2"]
+TCG_CPU = ["-cpu", "max", "-smp", "1"]
 
 
-def _probe_sector():
-    code = bytes([0xB0, 0x42, 0xE6, 0xF4, 0xF4, 0xEB, 0xFE])
-    return code + bytes(510 - len(code)) + b"\x55\xaa"
+def probe_kvm(kernel, timeout=KVM_PROBE_SECONDS):
+    """True when KVM boots the testbed's own kernel to its end of init.
 
-
-def probe_kvm(timeout=KVM_PROBE_SECONDS):
-    """True when KVM runs guest code within `timeout` seconds. /dev/kvm can
-    exist, open, and still hang a vCPU: only running code proves it."""
+    /dev/kvm can exist, open, create a VM and run a boot sector, and still
+    hang a real kernel (or reject -cpu host): only booting the kernel we
+    will run proves it. With no root device the kernel panics at mount
+    time and, with panic=-1 and -no-reboot, QEMU exits by itself, in a
+    few seconds where KVM works.
+    """
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
-    with tempfile.NamedTemporaryFile(suffix=".img") as img:
-        img.write(_probe_sector())
-        img.flush()
-        cmd = ["qemu-system-x86_64", "-accel", "kvm", "-M", "pc", "-m", "16",
-               "-nodefaults", "-display", "none", "-no-reboot",
-               "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-               "-drive", f"file={img.name},format=raw,if=ide"]
+    with tempfile.TemporaryDirectory() as tmp:
+        console = Path(tmp) / "console.log"
+        cmd = ["qemu-system-x86_64", "-machine", "q35,accel=kvm", *KVM_CPU,
+               "-m", "256", "-nodefaults", "-display", "none", "-no-reboot",
+               "-kernel", str(kernel / "bzImage"),
+               "-append", "console=ttyS0 panic=-1 root=/dev/testbed-probe",
+               "-serial", f"file:{console}"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL,
                                 stdin=subprocess.DEVNULL)
         try:
-            return proc.wait(timeout) == PROBE_EXIT
+            proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             try:
-                proc.wait(5)
+                proc.wait(10)
             except subprocess.TimeoutExpired:
                 pass
             return False
+        text = console.read_text(errors="replace") if console.exists() else ""
+        return "Kernel panic" in text and "mount root" in text
 
 
-def choose_accel(cache):
+def choose_accel(cache, kernel):
     """'kvm' or 'tcg': $TESTBED_ACCEL, else a probe cached per host boot."""
     forced = os.environ.get(ENV_ACCEL)
     if forced:
@@ -77,7 +78,7 @@ def choose_accel(cache):
     except (OSError, ValueError, KeyError):
         pass
     start = time.monotonic()
-    accel = "kvm" if probe_kvm() else "tcg"
+    accel = "kvm" if probe_kvm(kernel) else "tcg"
     say(f"    accelerator: {accel} (KVM probe took "
         f"{time.monotonic() - start:.1f}s)")
     memo.write_text(json.dumps({"boot_id": boot_id, "accel": accel}))
@@ -108,8 +109,7 @@ def kernel_cmdline(role, extra=""):
 def qemu_argv(role, run, kernel, accel, cmdline_extra=""):
     """The full QEMU command line of a guest."""
     p = paths(run, role)
-    cpu = ["-cpu", "host", "-smp", "2"] if accel == "kvm" else \
-        ["-cpu", "max", "-smp", "1"]
+    cpu = KVM_CPU if accel == "kvm" else TCG_CPU
     return [
         "qemu-system-x86_64", "-name", f"testbed-{role}",
         "-machine", f"q35,accel={accel}", *cpu, "-m", str(MEMORY_MIB[role]),

@@ -1,0 +1,40 @@
+from testbed.console import find_splats
+
+CLEAN = """\
+[    0.000000] Linux version 6.12.118-testbed
+[    0.512000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc.
+[    0.600000] KernelAddressSanitizer initialized (generic)
+Debian GNU/Linux 12 server ttyS0
+WARNING: a userspace program printed this, not the kernel
+"""
+
+
+def test_clean_console_has_no_splat():
+    assert find_splats(CLEAN) == []
+
+
+def test_injected_warning_is_found():
+    text = CLEAN + "[   12.345678] WARNING: CPU: 0 PID: 1 at fs/notify/x.c:10\n"
+    found = find_splats(text)
+    assert [(kind, n) for n, kind, _ in found] == [("WARNING", 6)]
+
+
+def test_each_kind_is_found():
+    lines = [
+        "[    1.0] BUG: KASAN: slab-out-of-bounds in smb2_foo+0x1/0x2",
+        "[    1.1] Oops: general protection fault, probably for non-canonical",
+        "[    1.2] WARNING: possible circular locking dependency detected",
+        "[    1.3] Kernel panic - not syncing: Fatal exception",
+        "[    1.4] INFO: task cat:42 blocked for more than 120 seconds.",
+        "[    1.5] BUG: sleeping function called from invalid context",
+        "[    1.6] kmemleak: 3 new suspected memory leaks",
+        "[    1.7] ==================================================================",
+    ]
+    found = find_splats("\n".join(lines))
+    assert len(found) == 7
+    assert {k for _, k, _ in found} >= {"BUG", "Oops", "WARNING", "Kernel panic",
+                                       "hung task", "kmemleak"}
+
+
+def test_ansi_and_carriage_returns_are_ignored():
+    assert find_splats("\r\x1b[0m[    2.0] Oops: 0002 [#1] SMP\n")
