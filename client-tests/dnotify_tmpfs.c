@@ -42,14 +42,6 @@ FIXTURE_TEARDOWN(tmpfs_dir)
 	rmdir(self->dir);
 }
 
-static int wait_sig(sigset_t *set, double seconds, siginfo_t *si)
-{
-	struct timespec ts = { .tv_sec = (time_t)seconds,
-			       .tv_nsec = (long)((seconds - (time_t)seconds) * 1e9) };
-
-	return sigtimedwait(set, si, &ts);
-}
-
 static void make_file(const char *dir, const char *name)
 {
 	char path[128];
@@ -67,7 +59,7 @@ TEST_F(tmpfs_dir, create_signals_with_si_fd)
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
 	make_file(self->dir, "a");
-	ASSERT_EQ(NOTIFY_SIG, wait_sig(&self->set, 2, &si));
+	ASSERT_EQ(NOTIFY_SIG, tb_wait_sig(&self->set, 2, &si));
 	EXPECT_EQ(self->fd, si.si_fd);
 }
 
@@ -77,7 +69,7 @@ TEST_F(tmpfs_dir, change_outside_mask_is_silent)
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
 	make_file(self->dir, "b");
-	EXPECT_EQ(-1, wait_sig(&self->set, 1, &si));
+	EXPECT_EQ(-1, tb_wait_sig(&self->set, 1, &si));
 	EXPECT_EQ(EAGAIN, errno);
 }
 
@@ -87,9 +79,9 @@ TEST_F(tmpfs_dir, oneshot_fires_once)
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
 	make_file(self->dir, "c");
-	ASSERT_EQ(NOTIFY_SIG, wait_sig(&self->set, 2, &si));
+	ASSERT_EQ(NOTIFY_SIG, tb_wait_sig(&self->set, 2, &si));
 	make_file(self->dir, "d");
-	EXPECT_EQ(-1, wait_sig(&self->set, 1, &si));
+	EXPECT_EQ(-1, tb_wait_sig(&self->set, 1, &si));
 }
 
 TEST_HARNESS_MAIN

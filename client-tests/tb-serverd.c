@@ -6,8 +6,9 @@
  *
  *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
  *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
- *   touch PATH | stat PATH | exists PATH
+ *   touch PATH | stat PATH | exists PATH | opens PATH
  *
+ * ("opens" counts the handles smbd holds open on PATH, from smbstatus)
  * and answers "ok [value]" or "err ERRNO message". Paths are relative to
  * the share root; absolute paths and ".." are refused. A test on the client
  * thereby makes a change the client's mount can only learn of from Samba.
@@ -57,6 +58,28 @@ static int do_write(const char *path, long n)
 	return close(fd);
 }
 
+/* How many of smbd's open handles (smbstatus -L) are on share/PATH. */
+static long long count_opens(const char *path)
+{
+	char line[1024], cmd[64];
+	long long n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "smbstatus -L 2>/dev/null");
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *name = strstr(line, share_root);
+
+		/* lines end with the share path, then the name in the share */
+		if (name && strstr(line, path))
+			n++;
+	}
+	pclose(p);
+	return n;
+}
+
 /* One request: returns 0 or -1 with errno set; *val for stat/exists. */
 static int handle(char *line, long long *val)
 {
@@ -91,6 +114,10 @@ static int handle(char *line, long long *val)
 		return chmod(a, strtol(b, NULL, 8));
 	if (!strcmp(op, "touch"))
 		return utimes(a, NULL);
+	if (!strcmp(op, "opens")) {
+		*val = count_opens(a);
+		return *val < 0 ? -1 : 0;
+	}
 	if (!strcmp(op, "stat") || !strcmp(op, "exists")) {
 		if (stat(a, &st))
 			return -1;

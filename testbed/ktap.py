@@ -58,6 +58,50 @@ def parse(text):
     return plan, results
 
 
+CONSOLE_PREFIX = re.compile(r"^\r?\[\s*\d+\.\d+\] ?")
+
+
+def kunit_from_console(text):
+    """The KTAP document KUnit printed on a kernel console at boot (the
+    printk timestamps removed), or None when there is none."""
+    lines = []
+    started = False
+    for raw in text.splitlines():
+        m = CONSOLE_PREFIX.match(raw)
+        if not m:
+            continue
+        line = raw[m.end():]
+        if not started:
+            if line.strip() == "KTAP version 1":
+                started = True
+                lines.append(line)
+            continue
+        lines.append(line)
+        plan, results = parse("\n".join(lines))
+        if plan is not None and len(results) >= plan:
+            break
+    return "\n".join(lines) + "\n" if started else None
+
+
+def subtest_counts(text):
+    """(passed, failed, skipped) of the cases one level below the top of a
+    KTAP document (KUnit's test cases, under their suites)."""
+    passed = failed = skipped = 0
+    for line in text.splitlines():
+        m = RESULT.match(line)
+        if not m or not m.group(1):
+            continue
+        r = Result(m.group(2) == "ok", int(m.group(3)), m.group(4),
+                   m.group(5) or "")
+        if r.skipped:
+            skipped += 1
+        elif r.passed:
+            passed += 1
+        else:
+            failed += 1
+    return passed, failed, skipped
+
+
 def verdict(plan, results, exit_code=0):
     """(passed?, why) for one test program's output and exit status."""
     if not results:

@@ -77,6 +77,24 @@ def scan_console(run, role):
         (0, 1, 0)
 
 
+def kunit_results(run, kernel_dir):
+    """(ok, output, reason, counts) of the KUnit tests the client's kernel
+    ran at boot; None when that kernel has no KUnit."""
+    config = Path(kernel_dir) / "config"
+    if "CONFIG_KUNIT=y" not in config.read_text(errors="replace"):
+        return None
+    text = vm.paths(run, "client")["console"].read_text(errors="replace")
+    block = ktap.kunit_from_console(text)
+    if block is None:
+        return False, "", "no KUnit results on the client console", (0, 1, 0)
+    plan, results = ktap.parse(block)
+    ok, why = ktap.verdict(plan, results)
+    counts = ktap.subtest_counts(block)
+    if not ok and counts[1] == 0:
+        counts = (counts[0], 1, counts[2])
+    return ok, block, why, counts
+
+
 def run_suite(cache, repo, pattern=None):
     """Run everything; print KTAP; return True when all passed."""
     state = session.up(cache, repo)
@@ -91,6 +109,8 @@ def run_suite(cache, repo, pattern=None):
     start_serverd(run)
     report = ktap.Report()
     entries = [(n, lambda n=n: run_program(run, n)) for n in names]
+    if not pattern and kunit_results(run, state["kernel"]) is not None:
+        entries.append(("kunit_boot", lambda: kunit_results(run, state["kernel"])))
     entries += [(f"console_{role}_no_splat", lambda r=role: scan_console(run, r))
                 for role in vm.ROLES]
     out_lines = [report.header(len(entries))]

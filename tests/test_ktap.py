@@ -71,3 +71,33 @@ def test_report_line_nests_program_output():
     assert line.splitlines() == ["    ok 1 inner", "not ok 2 two"]
     plan, results = ktap.parse(ktap.Report.header(2) + "\nok 1 one\n" + line)
     assert plan == 2 and [x.ok for x in results] == [True, False]
+
+
+CONSOLE = """\
+[    0.100000] Linux version 6.12.118-testbed
+[    1.000000] KTAP version 1
+[    1.000001] 1..1
+[    1.000002]     KTAP version 1
+[    1.000003]     # Subtest: cifs_notify
+[    1.000004]     # module: cifs
+[    1.000005]     1..3
+[    1.000006]     ok 1 notify_parse_one_entry
+[    1.000007]     not ok 2 notify_parse_empty
+[    1.000008]     ok 3 notify_parse_unaligned # SKIP no
+[    1.000009] # cifs_notify: pass:1 fail:1 skip:1 total:3
+[    1.000010] not ok 1 cifs_notify
+[    2.000000] systemd[1]: ok 7 not ktap
+"""
+
+
+def test_kunit_block_is_cut_from_the_console():
+    block = ktap.kunit_from_console(CONSOLE)
+    assert block.startswith("KTAP version 1\n1..1\n")
+    assert block.rstrip().endswith("not ok 1 cifs_notify")
+    plan, results = ktap.parse(block)
+    assert plan == 1 and not results[0].ok
+    assert ktap.subtest_counts(block) == (1, 1, 1)
+
+
+def test_no_kunit_on_console():
+    assert ktap.kunit_from_console("[    0.1] Linux version\n") is None

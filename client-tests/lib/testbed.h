@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,20 @@ static inline int tb_wait_listed(const char *dir, const char *name, double secon
 		usleep(100 * 1000);
 	} while (tb_now() < end);
 	return 0;
+}
+
+/*
+ * Wait at most `seconds` for a signal of `set` (blocked by the caller, so
+ * none is lost between the change and the wait); its number, or -1.
+ */
+static inline int tb_wait_sig(const sigset_t *set, double seconds, siginfo_t *si)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)seconds,
+		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
+	};
+
+	return sigtimedwait(set, si, &ts);
 }
 
 #endif /* TESTBED_H */
