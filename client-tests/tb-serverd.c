@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/fsuid.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -159,10 +160,17 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	int one = 1, s;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s LISTEN-ADDR PORT\n", argv[0]);
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s LISTEN-ADDR PORT UID\n", argv[0]);
 		return 2;
 	}
+	/*
+	 * Files are made as the share's user (fsuid), so that the client,
+	 * mounted as that user, may change and remove them; smbstatus still
+	 * runs as root (exec resets the fsuid to the euid).
+	 */
+	setfsgid(atoi(argv[3]));
+	setfsuid(atoi(argv[3]));
 	if (chdir(share_root)) {
 		perror(share_root);
 		return 1;

@@ -33,12 +33,13 @@ def build_tests(cache, repo, run):
     return sorted(names)
 
 
-def start_serverd(run):
-    """tb-serverd on the server guest (idempotent), for server-side changes."""
+def start_serverd(run, uid):
+    """tb-serverd on the server guest (idempotent), for server-side changes
+    made as the share's user `uid`."""
     code, out, err = vm.guest_exec(
         run, "server", "systemctl is-active -q tb-serverd || systemd-run "
         "--quiet --unit=tb-serverd /mnt/testbed/bin/tb-serverd "
-        f"{SERVER_IP} {SERVERD_PORT}", timeout=30)
+        f"{SERVER_IP} {SERVERD_PORT} {uid}", timeout=30)
     if code != 0:
         raise TestbedError(f"tb-serverd did not start on the server: {err}")
 
@@ -106,7 +107,7 @@ def run_suite(cache, repo, pattern=None):
                  or pattern in n]
         if not names:
             raise TestbedError(f"no client test matches '{pattern}'")
-    start_serverd(run)
+    start_serverd(run, session.read_conf(repo)["SMB_UID"])
     report = ktap.Report()
     entries = [(n, lambda n=n: run_program(run, n)) for n in names]
     if not pattern and kunit_results(run, state["kernel"]) is not None:

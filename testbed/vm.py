@@ -102,7 +102,7 @@ def kernel_cmdline(role, extra=""):
     """The guest kernel's command line: all console messages (warnings are
     what the splat scan reads), predictable eth0, the role for set-up."""
     return (f"root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 "
-            f"testbed.role={role} panic=-1 systemd.show_status=0 "
+            f"testbed.role={role} panic=-1 systemd.show_status=0 kunit.enable=1 "
             f"{extra}").strip()
 
 

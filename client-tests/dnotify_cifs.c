@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dnotify_cifs: fcntl(F_NOTIFY) on a directory of the CIFS mount signals
+ * changes made on the server side: on the server's own disk (tb-serverd)
+ * and through a second, independent SMB session (smbclient). On a kernel
+ * without remote notification every "signals" case here times out.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "lib/testbed.h"
+#include "kselftest_harness.h"
+
+#define NOTIFY_SIG	(SIGRTMIN + 1)
+#define SIGNAL_WAIT	10.0	/* seconds: a remote change, under TCG */
+#define SILENCE_WAIT	3.0	/* seconds without a signal that counts as none */
+
+FIXTURE(watched) {
+	char name[64];		/* the directory, relative to the share */
+	char path[128];		/* its path on the client */
+	int fd;
+	sigset_t set;
+};
+
+FIXTURE_SETUP(watched)
+{
+	tb_unique(self->name, sizeof(self->name), "dnt");
+	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
+	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
+	sigemptyset(&self->set);
+	sigaddset(&self->set, NOTIFY_SIG);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
+	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
+}
+
+FIXTURE_TEARDOWN(watched)
+{
+	char cmd[256];
+
+	if (self->fd >= 0)
+		close(self->fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->path);
+}
+
+/* A change through a second SMB session, with smbclient. */
+static int second_session(const char *fmt, ...)
+{
+	char cmds[512], line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmds, sizeof(cmds), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line),
+		 "smbclient -m SMB3 -A /etc/testbed/cifs.cred //server/share -c '%s' >/dev/null 2>&1",
+		 cmds);
+	return system(line);
+}
+
+static int got_signal(struct __test_metadata *_metadata, sigset_t *set,
+		      int fd, double seconds)
+{
+	siginfo_t si;
+	int sig = tb_wait_sig(set, seconds, &si);
+
+	if (sig < 0)
+		return 0;
+	EXPECT_EQ(NOTIFY_SIG, sig);
+	EXPECT_EQ(fd, si.si_fd);
+	return 1;
+}
+
+#define EXPECT_SIGNAL(self) \
+	EXPECT_EQ(1, got_signal(_metadata, &(self)->set, (self)->fd, SIGNAL_WAIT)) \
+		TH_LOG("no signal within %.0fs", SIGNAL_WAIT)
+#define EXPECT_SILENCE(self) \
+	EXPECT_EQ(0, got_signal(_metadata, &(self)->set, (self)->fd, SILENCE_WAIT)) \
+		TH_LOG("a signal for a change outside the mask")
+
+TEST_F(watched, server_disk_create)
+{
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, server_disk_write)
+{
+	ASSERT_EQ(0, tb_server(NULL, "create %s/w", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_MODIFY));
+	ASSERT_EQ(0, tb_server(NULL, "write %s/w 1000", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, server_disk_delete)
+{
+	ASSERT_EQ(0, tb_server(NULL, "create %s/d", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/d", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, server_disk_rename)
+{
+	ASSERT_EQ(0, tb_server(NULL, "create %s/r1", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_RENAME));
+	ASSERT_EQ(0, tb_server(NULL, "rename %s/r1 %s/r2", self->name, self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, server_disk_attrib)
+{
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_ATTRIB));
+	ASSERT_EQ(0, tb_server(NULL, "chmod %s/m 600", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, change_outside_mask_is_silent)
+{
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/quiet", self->name));
+	EXPECT_SILENCE(self);
+}
+
+TEST_F(watched, second_session_create)
+{
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	ASSERT_EQ(0, second_session("mkdir %s/sub", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, second_session_delete)
+{
+	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
+	ASSERT_EQ(0, second_session("del %s/x", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, oneshot_then_silent)
+{
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/o1", self->name));
+	EXPECT_SIGNAL(self);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/o2", self->name));
+	EXPECT_SILENCE(self);
+}
+
+TEST_F(watched, multishot_keeps_signalling)
+{
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m1", self->name));
+	EXPECT_SIGNAL(self);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m2", self->name));
+	EXPECT_SIGNAL(self);
+}
+
+TEST_F(watched, notify_zero_stops_and_handle_goes)
+{
+	long long opens = -1;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	EXPECT_LE(1, opens) TH_LOG("no handle open for the watch on the server");
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/z", self->name));
+	EXPECT_SILENCE(self);
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	/* the fd itself holds no handle open once its listing is done */
+	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) left open on the server", opens);
+}
+
+TEST_F(watched, close_stops_and_handle_goes)
+{
+	long long opens = -1;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	EXPECT_LE(1, opens) TH_LOG("no handle open for the watch on the server");
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) left open on the server", opens);
+}
+
+TEST_F(watched, two_processes_both_signalled)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = open(self->path, O_RDONLY | O_DIRECTORY);
+		siginfo_t si;
+
+		if (fd < 0 || fcntl(fd, F_SETSIG, NOTIFY_SIG) ||
+		    fcntl(fd, F_NOTIFY, DN_CREATE))
+			_exit(2);
+		_exit(tb_wait_sig(&self->set, SIGNAL_WAIT + 5, &si) == NOTIFY_SIG &&
+		      si.si_fd == fd ? 0 : 1);
+	}
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	usleep(500 * 1000);	/* let the child set its watch */
+	ASSERT_EQ(0, tb_server(NULL, "create %s/both", self->name));
+	EXPECT_SIGNAL(self);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the second watcher was not signalled");
+}
+
+TEST_F(watched, subdirectory_change_does_not_signal_parent)
+{
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	/* the mkdir itself may still be reported: let it pass */
+	got_signal(_metadata, &self->set, self->fd, 1.0);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/deep", self->name));
+	EXPECT_SILENCE(self);
+}
+
+static volatile sig_atomic_t handler_ran, handler_stat_ok;
+static char handler_path[192];
+
+static void stat_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct stat st;
+
+	handler_stat_ok = stat(handler_path, &st) == 0;
+	handler_ran = 1;
+}
+
+TEST_F(watched, stat_in_handler_sees_new_file)
+{
+	struct sigaction sa = { .sa_sigaction = stat_handler,
+				.sa_flags = SA_SIGINFO };
+	double end;
+
+	snprintf(handler_path, sizeof(handler_path), "%s/seen", self->path);
+	/* looked up once before: a stale negative entry must not hide it */
+	ASSERT_NE(0, access(handler_path, F_OK));
+	ASSERT_EQ(0, sigaction(NOTIFY_SIG, &sa, NULL));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	ASSERT_EQ(0, sigprocmask(SIG_UNBLOCK, &self->set, NULL));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/seen", self->name));
+	end = tb_now() + SIGNAL_WAIT;
+	while (!handler_ran && tb_now() < end)
+		usleep(20 * 1000);
+	sigprocmask(SIG_BLOCK, &self->set, NULL);
+	EXPECT_EQ(1, handler_ran);
+	EXPECT_EQ(1, handler_stat_ok) TH_LOG("stat() in the handler did not see the file");
+}
+
+TEST_F(watched, inotify_sees_remote_names)
+{
+	char out[160], cmd[400], buf[512] = "";
+	double end;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "/tmp/inotify-%s.log", self->name);
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 20 inotifywait -q -m -e create --format %%f '%s' > '%s' 2>/dev/null &",
+		 self->path, out);
+	ASSERT_EQ(0, system(cmd));
+	usleep(1500 * 1000);	/* inotifywait sets its watch */
+	/* the dnotify watch is what asks the server */
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/named-by-server", self->name));
+	end = tb_now() + SIGNAL_WAIT;
+	while (tb_now() < end) {
+		f = fopen(out, "r");
+		if (f) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+			buf[n] = '\0';
+			fclose(f);
+		}
+		if (strstr(buf, "named-by-server"))
+			break;
+		usleep(100 * 1000);
+	}
+	if (system("pkill -f 'inotifywait -q -m -e create'"))
+		TH_LOG("inotifywait already gone");
+	unlink(out);
+	EXPECT_NE(NULL, strstr(buf, "named-by-server"))
+		TH_LOG("inotifywait printed: '%s'", buf);
+}
+
+TEST_HARNESS_MAIN
