@@ -32,7 +32,7 @@ def cmd_status(args, root):
 
 
 def cmd_test(args, root):
-    if not suite.run_suite(root, REPO, args.k):
+    if not suite.run_suite(root, REPO, args.k, args.config):
         return 1
     return 0
 
@@ -113,6 +113,9 @@ def parser():
     s = sub.add_parser("test", help="run client-tests/ in the client guest "
                        "(brings the testbed up if needed)")
     s.add_argument("-k", metavar="PATTERN", help="only tests matching")
+    s.add_argument("--config", action="append", default=[], metavar="NAME",
+                   help="when bringing the testbed up, also merge "
+                        "kernel/config/extra-NAME.config (e.g. kasan)")
     s.set_defaults(fn=cmd_test)
     s = sub.add_parser("shell", help="interactive root shell in a guest "
                        "(Ctrl-] leaves)")

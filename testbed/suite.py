@@ -96,9 +96,9 @@ def kunit_results(run, kernel_dir):
     return ok, block, why, counts
 
 
-def run_suite(cache, repo, pattern=None):
+def run_suite(cache, repo, pattern=None, extra_config=()):
     """Run everything; print KTAP; return True when all passed."""
-    state = session.up(cache, repo)
+    state = session.up(cache, repo, extra_config)
     run = Path(state["run"])
     with Phase("building client-tests"):
         names = build_tests(cache, repo, run)
