@@ -240,7 +240,7 @@ static void stat_handler(int sig, siginfo_t *si, void *uc)
 TEST_F(watched, stat_in_handler_sees_new_file)
 {
 	struct sigaction sa = { .sa_sigaction = stat_handler,
-				.sa_flags = SA_SIGINFO };
+				.sa_flags = SA_SIGINFO | SA_RESTART };
 	double end;
 
 	snprintf(handler_path, sizeof(handler_path), "%s/seen", self->path);

@@ -9,8 +9,11 @@ SPLAT_PATTERNS = [
     ("Oops", re.compile(r"\bOops\b")),
     ("KASAN", re.compile(r"\bKASAN\b")),
     ("lockdep", re.compile(r"possible (circular|recursive) locking|"
-                           r"inconsistent lock state|lockdep|"
-                           r"suspicious RCU usage")),
+                           r"inconsistent lock state|suspicious RCU usage|"
+                           r"possible irq lock inversion|"
+                           r"bad unlock balance|held lock freed|"
+                           r"lock held when returning to user space|"
+                           r"DEBUG_LOCKS_WARN_ON|lockdep is turned off")),
     ("Kernel panic", re.compile(r"Kernel panic")),
     ("hung task", re.compile(r"blocked for more than \d+ seconds|hung_task|"
                              r"hung task")),

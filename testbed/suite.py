@@ -78,6 +78,29 @@ def scan_console(run, role):
         (0, 1, 0)
 
 
+KMEMLEAK_CMD = ("mountpoint -q /sys/kernel/debug || "
+                "mount -t debugfs none /sys/kernel/debug; "
+                "[ -e /sys/kernel/debug/kmemleak ] || exit 3; "
+                "echo scan > /sys/kernel/debug/kmemleak; sleep 1; "
+                "echo scan > /sys/kernel/debug/kmemleak; "
+                "cat /sys/kernel/debug/kmemleak")
+
+
+def kmemleak_check(run, role):
+    """(ok, output, reason, counts) of a kmemleak scan in a guest, after the
+    tests (two scans: an object must stay unreferenced across both)."""
+    code, out, err = vm.guest_exec(run, role, KMEMLEAK_CMD, timeout=300)
+    if code == 3:
+        return True, "# kmemleak not in this kernel\n", "", (0, 0, 1)
+    if code != 0:
+        return False, err, f"kmemleak scan failed (exit {code})", (0, 1, 0)
+    leaks = out.count("unreferenced object")
+    if leaks:
+        text = "".join(f"# {line}\n" for line in out.splitlines()[:60])
+        return False, text, f"{leaks} leaked object(s)", (0, 1, 0)
+    return True, "# kmemleak: no leaks\n", "", (1, 0, 0)
+
+
 def kunit_results(run, kernel_dir):
     """(ok, output, reason, counts) of the KUnit tests the client's kernel
     ran at boot; None when that kernel has no KUnit."""
@@ -112,6 +135,8 @@ def run_suite(cache, repo, pattern=None, extra_config=()):
     entries = [(n, lambda n=n: run_program(run, n)) for n in names]
     if not pattern and kunit_results(run, state["kernel"]) is not None:
         entries.append(("kunit_boot", lambda: kunit_results(run, state["kernel"])))
+    entries += [(f"kmemleak_{role}", lambda r=role: kmemleak_check(run, r))
+                for role in vm.ROLES]
     entries += [(f"console_{role}_no_splat", lambda r=role: scan_console(run, r))
                 for role in vm.ROLES]
     out_lines = [report.header(len(entries))]

@@ -4,6 +4,8 @@ CLEAN = """\
 [    0.000000] Linux version 6.12.118-testbed
 [    0.512000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc.
 [    0.600000] KernelAddressSanitizer initialized (generic)
+[    0.000000] rcu: 	RCU lockdep checking is enabled.
+[    0.000000] ... MAX_LOCKDEP_SUBCLASSES:  8
 Debian GNU/Linux 12 server ttyS0
 WARNING: a userspace program printed this, not the kernel
 """
@@ -16,7 +18,7 @@ def test_clean_console_has_no_splat():
 def test_injected_warning_is_found():
     text = CLEAN + "[   12.345678] WARNING: CPU: 0 PID: 1 at fs/notify/x.c:10\n"
     found = find_splats(text)
-    assert [(kind, n) for n, kind, _ in found] == [("WARNING", 6)]
+    assert [(kind, n) for n, kind, _ in found] == [("WARNING", 8)]
 
 
 def test_each_kind_is_found():
@@ -29,9 +31,11 @@ def test_each_kind_is_found():
         "[    1.5] BUG: sleeping function called from invalid context",
         "[    1.6] kmemleak: 3 new suspected memory leaks",
         "[    1.7] ==================================================================",
+        "[    1.8] WARNING: possible recursive locking detected",
+        "[    1.9] DEBUG_LOCKS_WARN_ON(1)",
     ]
     found = find_splats("\n".join(lines))
-    assert len(found) == 7
+    assert len(found) == 9
     assert {k for _, k, _ in found} >= {"BUG", "Oops", "WARNING", "Kernel panic",
                                        "hung task", "kmemleak"}
 

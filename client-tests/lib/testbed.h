@@ -95,7 +95,10 @@ static inline int tb_server(long long *val, const char *fmt, ...)
 		close(s);
 		return -EIO;
 	}
-	n = read(s, reply, sizeof(reply) - 1);
+	/* a watched change may signal us before the reply comes */
+	do
+		n = read(s, reply, sizeof(reply) - 1);
+	while (n < 0 && errno == EINTR);
 	close(s);
 	if (n <= 0)
 		return -EIO;
