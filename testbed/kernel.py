@@ -186,10 +186,9 @@ def merge_config(tree, build, frags, log):
     """allnoconfig + fragments with the tree's merge_config.sh; mismatches
     (an option the fragments ask for but Kconfig refused) are errors."""
     build.mkdir(parents=True, exist_ok=True)
-    proc = run_logged([tree / "scripts/kconfig/merge_config.sh", "-n", "-O",
-                       build, *frags], log, "merging the kernel config",
-                      cwd=tree, env={"ARCH": "x86_64"})
-    del proc
+    run_logged([tree / "scripts/kconfig/merge_config.sh", "-n", "-O", build,
+                *frags], log, "merging the kernel config", cwd=tree,
+               env={"ARCH": "x86_64"})
     tail = Path(log).read_text(errors="replace").rsplit("\n$ ", 1)[-1]
     refused = re.findall(r"Value requested for (CONFIG_\w+) not in final", tail)
     if refused:

@@ -82,7 +82,7 @@ class Phase:
         return False
 
 
-def run_logged(cmd, log, what, cwd=None, env=None, timeout=None, input=None):
+def run_logged(cmd, log, what, cwd=None, env=None, timeout=None):
     """Run a command with its output appended to `log`.
 
     On failure raise TestbedError naming `what`, with the log's tail as
@@ -96,8 +96,7 @@ def run_logged(cmd, log, what, cwd=None, env=None, timeout=None, input=None):
         try:
             proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=full_env,
                                   stdout=out, stderr=subprocess.STDOUT,
-                                  timeout=timeout, input=input,
-                                  stdin=None if input else subprocess.DEVNULL)
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise TestbedError(f"{what}: timed out after {fmt_secs(timeout)}"
                                f" (log: {log})", log_tail(log)) from None
