@@ -6,10 +6,11 @@
  *
  *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
  *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
- *   touch PATH | stat PATH | exists PATH | opens PATH
+ *   touch PATH | stat PATH | exists PATH | opens PATH | disconnect
  *
- * ("opens" counts the handles smbd holds open on PATH, from smbstatus)
- * and answers "ok [value]" or "err ERRNO message". Paths are relative to
+ * ("opens" counts the handles smbd holds open on PATH, from smbstatus;
+ * "disconnect" ends the smbd processes serving the requesting client, whose
+ * SMB connection drops and reconnects) and answers "ok [value]" or "err ERRNO message". Paths are relative to
  * the share root; absolute paths and ".." are refused. A test on the client
  * thereby makes a change the client's mount can only learn of from Samba.
  */
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/fsuid.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_LINE 4096
@@ -81,8 +83,48 @@ static long long count_opens(const char *path)
 	return n;
 }
 
-/* One request: returns 0 or -1 with errno set; *val for stat/exists. */
-static int handle(char *line, long long *val)
+/*
+ * End the smbd processes serving connections from @peer (smbstatus -p
+ * prints "ipv4:ADDR:PORT"), and wait up to 10 s for them to go; the number
+ * of processes, or -1 with errno set.
+ */
+static long long disconnect_peer(const char *peer)
+{
+	char line[1024], needle[64];
+	pid_t pids[64];
+	int i, n = 0;
+	double end;
+	FILE *p;
+
+	snprintf(needle, sizeof(needle), "ipv4:%s:", peer);
+	p = popen("smbstatus -p 2>/dev/null", "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p) && n < 64) {
+		long pid = strtol(line, NULL, 10);
+
+		if (pid > 1 && strstr(line, needle))
+			pids[n++] = pid;
+	}
+	pclose(p);
+	if (!n) {
+		errno = ESRCH;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	end = time(NULL) + 10;
+	for (i = 0; i < n; i++)
+		while (kill(pids[i], 0) == 0 && time(NULL) < end)
+			usleep(50 * 1000);
+	return n;
+}
+
+/*
+ * One request from @peer: returns 0 or -1 with errno set; *val for
+ * stat/exists/opens/disconnect.
+ */
+static int handle(char *line, const char *peer, long long *val)
 {
 	char *save, *op = strtok_r(line, " \t\r\n", &save);
 	char *a = strtok_r(NULL, " \t\r\n", &save);
@@ -91,6 +133,10 @@ static int handle(char *line, long long *val)
 	int fd;
 
 	*val = -1;
+	if (op && !strcmp(op, "disconnect")) {
+		*val = disconnect_peer(peer);
+		return *val < 0 ? -1 : 0;
+	}
 	if (!op || !safe_path(a)) {
 		errno = EINVAL;
 		return -1;
@@ -131,9 +177,13 @@ static int handle(char *line, long long *val)
 
 static void serve(int c)
 {
+	struct sockaddr_in sa;
+	socklen_t salen = sizeof(sa);
+	char line[MAX_LINE], peer[INET_ADDRSTRLEN] = "";
 	FILE *in = fdopen(c, "r");
-	char line[MAX_LINE];
 
+	if (!getpeername(c, (struct sockaddr *)&sa, &salen))
+		inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer));
 	if (!in) {
 		close(c);
 		return;
@@ -143,7 +193,7 @@ static void serve(int c)
 		long long val;
 		int n;
 
-		if (handle(line, &val) == 0)
+		if (handle(line, peer, &val) == 0)
 			n = val >= 0 ? snprintf(reply, sizeof(reply), "ok %lld\n", val)
 				     : snprintf(reply, sizeof(reply), "ok\n");
 		else

@@ -159,4 +159,39 @@ static inline int tb_wait_sig(const sigset_t *set, double seconds, siginfo_t *si
 	return sigtimedwait(set, si, &ts);
 }
 
+/*
+ * Whether a line of the file at `path` (a /proc or tracefs file, read
+ * whole) holds both `a` and `b` (b may be NULL); -errno if unreadable.
+ */
+static inline int tb_file_has_line(const char *path, const char *a,
+				   const char *b)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, a) && (!b || strstr(line, b)))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* Write a short string to a /proc, /sys or tracefs file; 0 or -errno. */
+static inline int tb_write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(val, f) < 0)
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
 #endif /* TESTBED_H */

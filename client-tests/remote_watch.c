@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * remote_watch: the life of the client's remote watch, seen from outside
+ * the signal: listed in /proc/fs/cifs/DebugData while it exists, followed
+ * by the smb3_notify_watch_* tracepoints, absent on a noremotenotify mount
+ * (which behaves like an unpatched kernel), and reopened after the server
+ * drops the connection, with one event for what may have been missed.
+ * Every case fails on a kernel without remote notification.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "lib/testbed.h"
+#include "kselftest_harness.h"
+
+#define NOTIFY_SIG	(SIGRTMIN + 1)
+#define SIGNAL_WAIT	10.0	/* seconds: a remote change, under TCG */
+#define SILENCE_WAIT	3.0	/* seconds without a signal that counts as none */
+#define RECONNECT_WAIT	45.0	/* seconds: reconnect, reopen and re-arm */
+#define DEBUGDATA	"/proc/fs/cifs/DebugData"
+#define TRACEFS		"/sys/kernel/tracing"
+#define LOCAL_MNT	"/mnt/share-local"
+
+static const char * const watch_events[] = {
+	"smb3_notify_watch_request", "smb3_notify_watch_done",
+	"smb3_notify_watch_rearm", "smb3_notify_watch_cancel",
+};
+
+FIXTURE(remote) {
+	char name[64];		/* the directory, relative to the share */
+	char path[128];		/* its path on the client */
+	int fd;
+	sigset_t set;
+};
+
+FIXTURE_SETUP(remote)
+{
+	tb_unique(self->name, sizeof(self->name), "rw");
+	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
+	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
+	sigemptyset(&self->set);
+	sigaddset(&self->set, NOTIFY_SIG);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
+	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
+}
+
+FIXTURE_TEARDOWN(remote)
+{
+	char cmd[256];
+
+	if (self->fd >= 0)
+		close(self->fd);
+	umount2(LOCAL_MNT, MNT_DETACH);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->path);
+}
+
+/* 1 when a signal for @fd came within @seconds, 0 when none did. */
+static int got_signal(struct __test_metadata *_metadata, sigset_t *set,
+		      int fd, double seconds)
+{
+	siginfo_t si;
+	int sig = tb_wait_sig(set, seconds, &si);
+
+	if (sig < 0)
+		return 0;
+	EXPECT_EQ(NOTIFY_SIG, sig);
+	EXPECT_EQ(fd, si.si_fd);
+	return 1;
+}
+
+/* Poll until a line of @path holds @a and @b, for at most @seconds. */
+static int wait_line(const char *path, const char *a, const char *b,
+		     double seconds)
+{
+	double end = tb_now() + seconds;
+	int rc;
+
+	do {
+		rc = tb_file_has_line(path, a, b);
+		if (rc)
+			return rc;
+		usleep(100 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
+/* Turn the watch tracepoints on or off; 0 or -errno. */
+static int trace_watch_events(int on)
+{
+	char file[160];
+	unsigned int i;
+	int rc;
+
+	if (access(TRACEFS "/events", F_OK) &&
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL))
+		return -errno;
+	for (i = 0; i < sizeof(watch_events) / sizeof(watch_events[0]); i++) {
+		snprintf(file, sizeof(file), TRACEFS "/events/cifs/%s/enable",
+			 watch_events[i]);
+		rc = tb_write_file(file, on ? "1" : "0");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+TEST_F(remote, debugdata_lists_the_watch_while_it_exists)
+{
+	ASSERT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, "Notify:", self->name))
+		TH_LOG("no 'Notify:' line for %s in " DEBUGDATA, self->name);
+	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, self->name, "armed"));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
+	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name))
+		TH_LOG("the watch is still listed after F_NOTIFY 0");
+}
+
+TEST_F(remote, tracepoints_follow_request_rearm_and_cancel)
+{
+	const char *trace = TRACEFS "/trace";
+
+	ASSERT_EQ(0, trace_watch_events(1))
+		TH_LOG("cannot enable the smb3_notify_watch_* events");
+	ASSERT_EQ(0, tb_write_file(trace, ""));	/* O_TRUNC empties it */
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/traced", self->name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
+
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_request", self->name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done", "status=0x0 ", 1))
+		TH_LOG("no successful completion traced");
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_rearm", self->name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->name, 1));
+	/* closing the handle ends the last request with NOTIFY_CLEANUP */
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done",
+			       "status=0x10b ", SIGNAL_WAIT))
+		TH_LOG("the cancelled request did not complete with STATUS_NOTIFY_CLEANUP");
+	EXPECT_EQ(0, trace_watch_events(0));
+}
+
+TEST_F(remote, noremotenotify_mount_sees_local_changes_only)
+{
+	char dir[160], file[192];
+	long long opens = -1;
+	int fd;
+
+	ASSERT_EQ(0, system("mkdir -p " LOCAL_MNT " && mount -t cifs //server/share "
+			    LOCAL_MNT " -o vers=3.1.1,credentials=/etc/testbed/cifs.cred,"
+			    "noremotenotify"))
+		TH_LOG("mount with noremotenotify refused");
+	/* its own superblock: the option is not lost to /mnt/share's */
+	EXPECT_EQ(1, tb_file_has_line("/proc/mounts", " " LOCAL_MNT " ",
+				      "noremotenotify"));
+	EXPECT_EQ(0, tb_file_has_line("/proc/mounts", " " TB_SHARE_MNT " ",
+				      "noremotenotify"));
+
+	snprintf(dir, sizeof(dir), LOCAL_MNT "/%s", self->name);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_SETSIG, NOTIFY_SIG));
+	ASSERT_EQ(0, fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) open on the server", opens);
+	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name));
+
+	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->name));
+	EXPECT_EQ(0, got_signal(_metadata, &self->set, fd, SILENCE_WAIT))
+		TH_LOG("a server-side change was signalled");
+
+	/*
+	 * O_EXCL: without it cifs_atomic_open() cannot tell a create from an
+	 * open (FILE_OPEN_IF) and reports no create to fsnotify, today.
+	 */
+	snprintf(file, sizeof(file), "%s/local", dir);
+	ASSERT_EQ(0, close(open(file, O_CREAT | O_EXCL | O_WRONLY, 0644)));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, fd, SIGNAL_WAIT))
+		TH_LOG("a change through the mount itself was not signalled");
+	close(fd);
+	EXPECT_EQ(0, umount(LOCAL_MNT));
+}
+
+/* Last: the whole mount reconnects, which the other cases need not see. */
+TEST_F(remote, reconnect_reopens_the_watch_and_reports_once)
+{
+	long long n = -1;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(&n, "disconnect"));
+	TH_LOG("ended %lld smbd process(es) serving this client", n);
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, RECONNECT_WAIT))
+		TH_LOG("no event after the reconnect");
+	EXPECT_EQ(1, wait_line(DEBUGDATA, self->name, "reopens 1", SIGNAL_WAIT))
+		TH_LOG("the watch was not reopened once");
+	EXPECT_EQ(0, got_signal(_metadata, &self->set, self->fd, 1.0))
+		TH_LOG("more than one event for the reconnect");
+	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
+		TH_LOG("no signal for a change after the reconnect");
+	ASSERT_EQ(0, tb_server(&n, "opens %s", self->name));
+	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
+}
+
+TEST_HARNESS_MAIN
