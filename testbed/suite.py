@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import kernel, ktap, session, vm
+from . import junit, kernel, ktap, session, vm
 from .console import find_splats
 from .errors import TestbedError
 from .network import SERVER_IP
@@ -121,6 +121,7 @@ def kunit_results(run, kernel_dir):
 
 def run_suite(cache, repo, pattern=None, extra_config=()):
     """Run everything; print KTAP; return True when all passed."""
+    t0 = time.monotonic()
     state = session.up(cache, repo, extra_config)
     run = Path(state["run"])
     with Phase("building client-tests"):
@@ -152,7 +153,11 @@ def run_suite(cache, repo, pattern=None, extra_config=()):
         out_lines.append(line)
     closing = report.closing()
     out_lines.append(closing)
-    (run / "results.ktap").write_text("\n".join(out_lines) + "\n")
+    document = "\n".join(out_lines) + "\n"
+    (run / "results.ktap").write_text(document)
+    (run / "results.xml").write_text(
+        junit.from_ktap(document, seconds=time.monotonic() - t0))
     print(closing, flush=True)
-    say(f"results: {run / 'results.ktap'}; capture: {run / 'client.pcap'}")
+    say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
+        f"capture: {run / 'client.pcap'}")
     return report.counts()[1] == 0 and report.counts()[0] > 0
