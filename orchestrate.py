@@ -32,7 +32,12 @@ def cmd_status(args, root):
 
 
 def cmd_test(args, root):
-    if not suite.run_suite(root, REPO, args.k, args.config):
+    if args.list:
+        suite.list_tests(root, REPO)
+        return 0
+    if args.repeat < 1:
+        raise UsageError("--repeat wants a count of 1 or more")
+    if not suite.run_suite(root, REPO, args.k, args.config, args.repeat):
         return 1
     return 0
 
@@ -112,7 +117,13 @@ def parser():
                    "accelerator").set_defaults(fn=cmd_status)
     s = sub.add_parser("test", help="run client-tests/ in the client guest "
                        "(brings the testbed up if needed)")
-    s.add_argument("-k", metavar="PATTERN", help="only tests matching")
+    s.add_argument("-k", metavar="PATTERN",
+                   help="only the programs or cases whose id matches (shell "
+                        "pattern or substring; see --list)")
+    s.add_argument("--list", action="store_true",
+                   help="list the test ids and exit")
+    s.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run the chosen programs N times (flaky hunting)")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
                    help="when bringing the testbed up, also merge "
                         "kernel/config/extra-NAME.config (e.g. kasan)")

@@ -2,14 +2,14 @@
 in the client guest, scan both kernel consoles, print one KTAP document and
 the closing `N passed, N failed` line."""
 
-import fnmatch
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
-from . import junit, kernel, ktap, session, vm
+from . import cases, junit, kernel, ktap, session, vm
 from .console import find_splats
-from .errors import TestbedError
+from .errors import TestbedError, UsageError
 from .network import SERVER_IP
 from .steps import Phase, capture, run_logged, say
 
@@ -17,20 +17,59 @@ PROGRAM_SECONDS = 600          # bound for one test program under TCG
 SERVERD_PORT = 7070
 
 
-def build_tests(cache, repo, run):
-    """make client-tests into the run's staging bin/ (static binaries)."""
-    tree = kernel.tree_dir(cache, kernel.source_version())
-    ksft = tree / "tools/testing/selftests"
+def _ksft_dir(cache):
+    return kernel.tree_dir(cache, kernel.source_version()) / \
+        "tools/testing/selftests"
+
+
+def build_tests(cache, repo):
+    """make client-tests (static binaries) into the cache; (bin dir,
+    {program: [case, ...]}), the cases as each program lists them (-l)."""
+    ksft = _ksft_dir(cache)
     if not (ksft / "kselftest_harness.h").is_file():
         raise TestbedError(f"no kselftest_harness.h under {ksft}: run 'up'")
-    out = Path(run) / "staging" / "bin"
+    out = cache / "client-tests" / "bin"
     log = cache / "logs" / "client-tests.log"
     log.write_text("")
-    run_logged(["make", "-C", repo / "client-tests", f"KSFT_DIR={ksft}",
-                f"OUT={out}"], log, "building client-tests")
+    with Phase("building client-tests"):
+        run_logged(["make", "-C", repo / "client-tests", f"KSFT_DIR={ksft}",
+                    f"OUT={out}"], log, "building client-tests")
     names = capture(["make", "-s", "-C", repo / "client-tests", "list",
                      f"KSFT_DIR={ksft}"]).split()
-    return sorted(names)
+    return out, {name: list_cases(out / name) for name in sorted(names)}
+
+
+def list_cases(program):
+    """The case names a kselftest harness program lists with -l (it only
+    prints its table; nothing of the test runs)."""
+    try:
+        proc = subprocess.run([str(program), "-l"], text=True, timeout=30,
+                              stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise TestbedError(f"cannot list the cases of {program}: {e}") from None
+    return cases.parse_harness_list(proc.stderr + proc.stdout)
+
+
+def choose(programs, pattern):
+    """({program: [case, ...]}, [check, ...]) that `-k PATTERN` picks; the
+    health checks (kmemleak, consoles) judge every run. Nothing picked is a
+    usage error that lists what there is."""
+    chosen = cases.select(programs, pattern)
+    checks = [c for c in cases.CHECKS if pattern is None
+              or not c.startswith("kunit") or cases.matches(c, pattern)]
+    if pattern is not None and not chosen and \
+            not any(cases.matches(c, pattern) for c in cases.CHECKS):
+        raise UsageError(f"no test matches '{pattern}'; the tests are:",
+                         "\n".join(cases.all_ids(programs)))
+    return chosen, checks
+
+
+def list_tests(cache, repo):
+    """Print every test id (`test --list`)."""
+    _, programs = build_tests(cache, repo)
+    for test_id in cases.all_ids(programs):
+        print(test_id)
 
 
 def start_serverd(run, uid):
@@ -44,10 +83,13 @@ def start_serverd(run, uid):
         raise TestbedError(f"tb-serverd did not start on the server: {err}")
 
 
-def run_program(run, name):
-    """(ok, output, reason, case counts) of one program in the client."""
+def run_program(run, name, only=()):
+    """(ok, output, reason, case counts) of one program in the client, or
+    of the cases `only` of it."""
     t0 = time.monotonic()
-    code, out, err = vm.guest_exec(run, "client", f"/mnt/testbed/bin/{name}",
+    args = "".join(f" -r {case}" for case in only)
+    code, out, err = vm.guest_exec(run, "client",
+                                   f"/mnt/testbed/bin/{name}{args}",
                                    timeout=PROGRAM_SECONDS)
     secs = time.monotonic() - t0
     plan, results = ktap.parse(out)
@@ -119,27 +161,42 @@ def kunit_results(run, kernel_dir):
     return ok, block, why, counts
 
 
-def run_suite(cache, repo, pattern=None, extra_config=()):
+def _entries(run, state, chosen, checks, repeat):
+    """[(name, fn)] of what runs, in order: the programs (`repeat` times),
+    then the checks."""
+    entries = []
+    for i in range(1, repeat + 1):
+        suffix = f"#{i}" if repeat > 1 else ""
+        entries += [(name + suffix, lambda n=name, o=only: run_program(run, n, o))
+                    for name, only in chosen.items()]
+    for check in checks:
+        if check == "kunit_boot":
+            if kunit_results(run, state["kernel"]) is not None:
+                entries.append((check, lambda: kunit_results(run, state["kernel"])))
+        elif check.startswith("kmemleak_"):
+            role = check.split("_", 1)[1]
+            entries.append((check, lambda r=role: kmemleak_check(run, r)))
+        else:
+            role = check.split("_")[1]
+            entries.append((check, lambda r=role: scan_console(run, r)))
+    return entries
+
+
+def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1):
     """Run everything; print KTAP; return True when all passed."""
     t0 = time.monotonic()
+    built = None
+    if (_ksft_dir(cache) / "kselftest_harness.h").is_file():
+        built = build_tests(cache, repo)    # a bad -k fails before booting
+        choose(built[1], pattern)
     state = session.up(cache, repo, extra_config)
     run = Path(state["run"])
-    with Phase("building client-tests"):
-        names = build_tests(cache, repo, run)
-    if pattern:
-        names = [n for n in names if fnmatch.fnmatch(n, pattern)
-                 or pattern in n]
-        if not names:
-            raise TestbedError(f"no client test matches '{pattern}'")
+    bindir, programs = built or build_tests(cache, repo)
+    chosen, checks = choose(programs, pattern)
+    shutil.copytree(bindir, run / "staging" / "bin", dirs_exist_ok=True)
     start_serverd(run, session.read_conf(repo)["SMB_UID"])
     report = ktap.Report()
-    entries = [(n, lambda n=n: run_program(run, n)) for n in names]
-    if not pattern and kunit_results(run, state["kernel"]) is not None:
-        entries.append(("kunit_boot", lambda: kunit_results(run, state["kernel"])))
-    entries += [(f"kmemleak_{role}", lambda r=role: kmemleak_check(run, r))
-                for role in vm.ROLES]
-    entries += [(f"console_{role}_no_splat", lambda r=role: scan_console(run, r))
-                for role in vm.ROLES]
+    entries = _entries(run, state, chosen, checks, repeat)
     out_lines = [report.header(len(entries))]
     print(out_lines[0], flush=True)
     for number, (name, fn) in enumerate(entries, 1):

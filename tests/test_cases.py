@@ -1,0 +1,45 @@
+from testbed import cases
+
+LIST = """\
+# FIXTURE            VARIANT                   TEST
+global                                         share_is_cifs_mount
+                                               server_disk_file_listed_on_client
+--------------------------------------------------------------------------------
+watched                                        create
+                                               delete
+--------------------------------------------------------------------------------
+matrix               dn_create                 create_change
+                     dn_delete                 delete_change
+--------------------------------------------------------------------------------
+empty                                          
+"""
+
+
+def test_harness_list_gives_case_names_with_variants_multiplied():
+    assert cases.parse_harness_list(LIST) == [
+        "global.share_is_cifs_mount", "global.server_disk_file_listed_on_client",
+        "watched.create", "watched.delete",
+        "matrix.dn_create.create_change", "matrix.dn_create.delete_change",
+        "matrix.dn_delete.create_change", "matrix.dn_delete.delete_change"]
+
+
+PROGRAMS = {"dnotify_cifs": ["watched.create", "watched.delete"],
+            "share_basics": ["global.share_is_cifs_mount"]}
+
+
+def test_select_whole_programs_or_single_cases():
+    assert cases.select(PROGRAMS, None) == {"dnotify_cifs": [],
+                                            "share_basics": []}
+    assert cases.select(PROGRAMS, "dnotify") == {"dnotify_cifs": []}
+    assert cases.select(PROGRAMS, "delete") == {
+        "dnotify_cifs": ["watched.delete"]}
+    assert cases.select(PROGRAMS, "*.watched.c*") == {
+        "dnotify_cifs": ["watched.create"]}
+    assert cases.select(PROGRAMS, "no_such_case") == {}
+
+
+def test_all_ids_lists_programs_cases_and_checks():
+    ids = cases.all_ids(PROGRAMS)
+    assert ids[:3] == ["dnotify_cifs", "dnotify_cifs.watched.create",
+                       "dnotify_cifs.watched.delete"]
+    assert "console_client_no_splat" in ids and "kunit_boot" in ids
