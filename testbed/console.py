@@ -58,3 +58,21 @@ def find_splats(text):
                 found.append((n, kind, line.strip()))
                 break
     return found
+
+
+# What the suite writes to the client's /dev/kmsg before and after a test.
+MARK_BEGIN = "testbed: begin "
+MARK_END = "testbed: end "
+
+
+def splats_by_test(text):
+    """[(line number, kind, line, test or None)]: each splat with the test
+    whose begin marker precedes it (None before the first test)."""
+    current, marks = None, {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        i = raw.find(MARK_BEGIN)
+        if i >= 0:
+            current = raw[i + len(MARK_BEGIN):].split()[0] \
+                if raw[i + len(MARK_BEGIN):].split() else None
+        marks[n] = current
+    return [(n, kind, line, marks.get(n)) for n, kind, line in find_splats(text)]

@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 from . import cases, junit, kernel, ktap, session, vm
-from .console import find_splats
+from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
 from .network import SERVER_IP
 from .steps import Phase, capture, run_logged, say
 
-PROGRAM_SECONDS = 600          # bound for one test program under TCG
+CASE_SECONDS = 300             # bound for one test case under TCG
 SERVERD_PORT = 7070
 
 
@@ -83,24 +83,47 @@ def start_serverd(run, uid):
         raise TestbedError(f"tb-serverd did not start on the server: {err}")
 
 
-def run_program(run, name, only=()):
-    """(ok, output, reason, case counts) of one program in the client, or
-    of the cases `only` of it."""
+def run_case(run, program, case):
+    """(ok, output, reason, counts) of one case of a program in the client,
+    between begin and end markers on its kernel log, and failed if the
+    client's console shows a splat meanwhile."""
+    test_id = f"{program}.{case}"
+    console = vm.paths(run, "client")["console"]
+    offset = console.stat().st_size if console.exists() else 0
     t0 = time.monotonic()
-    args = "".join(f" -r {case}" for case in only)
-    code, out, err = vm.guest_exec(run, "client",
-                                   f"/mnt/testbed/bin/{name}{args}",
-                                   timeout=PROGRAM_SECONDS)
+    code, out, err = vm.guest_exec(
+        run, "client", f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg; "
+        f"/mnt/testbed/bin/{program} -r {case}; rc=$?; "
+        f"echo '{MARK_END}{test_id} rc='$rc > /dev/kmsg; exit $rc",
+        timeout=CASE_SECONDS)
     secs = time.monotonic() - t0
     plan, results = ktap.parse(out)
     ok, why = ktap.verdict(plan, results, code)
     if code == 124:
-        ok, why = False, f"timed out after {PROGRAM_SECONDS}s"
+        ok, why = False, f"timed out after {CASE_SECONDS}s"
     text = out
     if err.strip():
         text += "".join(f"# {line}\n" for line in err.splitlines())
-    text += f"# {name}: {len(results)} cases, exit {code}, {secs:.1f}s\n"
-    return ok, text, why, ktap.case_counts(results, ok)
+    splats = _new_splats(console, offset)
+    if splats:
+        ok, why = False, f"{len(splats)} splat line(s) on the client console"
+        text += "".join(f"# console: [{kind}] {line}\n"
+                        for _, kind, line in splats[:20])
+    text += f"# {test_id}: exit {code}, {secs:.1f}s\n"
+    counts = (1, 0, 0) if ok else (0, 1, 0)
+    if ok and results and all(r.skipped for r in results):
+        counts = (0, 0, 1)
+    return ok, text, why, counts
+
+
+def _new_splats(console, offset):
+    """The splats a console log gained past `offset` bytes."""
+    try:
+        with open(console, "rb") as f:
+            f.seek(offset)
+            return find_splats(f.read().decode(errors="replace"))
+    except OSError:
+        return []
 
 
 def scan_console(run, role):
@@ -110,12 +133,12 @@ def scan_console(run, role):
         text = path.read_text(errors="replace")
     except OSError:
         return False, "", f"no console log at {path}", (0, 1, 0)
-    splats = find_splats(text)
+    splats = splats_by_test(text)
     if not splats:
         return (True, f"# {path.name}: {len(text.splitlines())} lines, "
                 "no splat\n", "", (1, 0, 0))
-    lines = "".join(f"# {path.name}:{n}: [{kind}] {line}\n"
-                    for n, kind, line in splats[:20])
+    lines = "".join(f"# {path.name}:{n}: [{kind}] (during {test or 'boot'}) "
+                    f"{line}\n" for n, kind, line, test in splats[:20])
     return False, lines, f"{len(splats)} splat line(s) in {path.name}", \
         (0, 1, 0)
 
@@ -167,8 +190,10 @@ def _entries(run, state, chosen, checks, repeat):
     entries = []
     for i in range(1, repeat + 1):
         suffix = f"#{i}" if repeat > 1 else ""
-        entries += [(name + suffix, lambda n=name, o=only: run_program(run, n, o))
-                    for name, only in chosen.items()]
+        for program, picked in chosen.items():
+            entries += [(f"{program}.{case}{suffix}",
+                         lambda p=program, c=case: run_case(run, p, c))
+                        for case in picked]
     for check in checks:
         if check == "kunit_boot":
             if kunit_results(run, state["kernel"]) is not None:
@@ -182,6 +207,39 @@ def _entries(run, state, chosen, checks, repeat):
     return entries
 
 
+def _dead_guest(run):
+    """Why the testbed cannot go on (a guest gone, or its agent silent for
+    10 s), or None when both guests still answer."""
+    for role in vm.ROLES:
+        try:
+            code, _, _ = vm.guest_exec(run, role, "true", timeout=10)
+        except (TestbedError, TimeoutError, OSError):
+            code = None
+        if code != 0:
+            return f"the {role} guest died or stopped answering"
+    return None
+
+
+def _console_tail(run, lines=15):
+    """The last lines of both consoles, as KTAP diagnostics."""
+    text = ""
+    for role in vm.ROLES:
+        path = vm.paths(run, role)["console"]
+        try:
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            continue
+        text += f"# {path.name}, last {len(tail)} lines:\n"
+        text += "".join(f"#   {line}\n" for line in tail)
+    return text
+
+
+def choose_cases(programs, pattern):
+    """choose(), with a whole program expanded into its cases."""
+    chosen, checks = choose(programs, pattern)
+    return {p: picked or programs[p] for p, picked in chosen.items()}, checks
+
+
 def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1):
     """Run everything; print KTAP; return True when all passed."""
     t0 = time.monotonic()
@@ -192,16 +250,26 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1):
     state = session.up(cache, repo, extra_config)
     run = Path(state["run"])
     bindir, programs = built or build_tests(cache, repo)
-    chosen, checks = choose(programs, pattern)
+    chosen, checks = choose_cases(programs, pattern)
     shutil.copytree(bindir, run / "staging" / "bin", dirs_exist_ok=True)
     start_serverd(run, session.read_conf(repo)["SMB_UID"])
     report = ktap.Report()
     entries = _entries(run, state, chosen, checks, repeat)
     out_lines = [report.header(len(entries))]
     print(out_lines[0], flush=True)
+    dead = None
     for number, (name, fn) in enumerate(entries, 1):
         say(f"--> {name}")
-        ok, text, why, counts = fn()
+        if dead and not name.startswith("console_"):
+            ok, text, why, counts = False, "", dead, (0, 1, 0)
+        else:
+            try:
+                ok, text, why, counts = fn()
+            except (TestbedError, TimeoutError, OSError) as e:
+                ok, why, counts = False, f"{name}: {e}", (0, 1, 0)
+                dead = _dead_guest(run)
+                text = _console_tail(run) if dead else ""
+                why = dead or why
         if not ok and why:
             text += f"# FAIL: {why}\n"
         report.add(counts)
@@ -217,4 +285,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1):
     print(closing, flush=True)
     say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
         f"capture: {run / 'client.pcap'}")
+    if dead:
+        say(f"{dead}: stopping the testbed")
+        session.down(cache)
     return report.counts()[1] == 0 and report.counts()[0] > 0

@@ -42,3 +42,16 @@ def test_each_kind_is_found():
 
 def test_ansi_and_carriage_returns_are_ignored():
     assert find_splats("\r\x1b[0m[    2.0] Oops: 0002 [#1] SMP\n")
+
+
+def test_splats_are_attributed_to_the_test_whose_marker_precedes_them():
+    from testbed.console import splats_by_test
+    text = (CLEAN
+            + "[    9.000000] BUG: early, before any test\n"
+            + "[   10.000000] testbed: begin dnotify_cifs.watched.create\n"
+            + "[   10.500000] testbed: end dnotify_cifs.watched.create\n"
+            + "[   11.000000] testbed: begin remote_watch.remote.reconnect\n"
+            + "[   12.000000] WARNING: CPU: 0 PID: 1 at fs/smb/client/notify.c:1\n")
+    found = splats_by_test(text)
+    assert [(kind, test) for _, kind, _, test in found] == [
+        ("BUG", None), ("WARNING", "remote_watch.remote.reconnect")]
