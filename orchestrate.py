@@ -15,12 +15,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
-from testbed import cache, kernel, network, session, shell, steps, suite, vm  # noqa: E402
+from testbed import (cache, kernel, network, series_check, session, shell,  # noqa: E402
+                     steps, suite, vm)
 from testbed.errors import TestbedError, UsageError  # noqa: E402
 
 
 def cmd_up(args, root):
-    session.up(root, REPO, args.config)
+    session.up(root, REPO, args.config, args.kernel)
 
 
 def cmd_down(args, root):
@@ -37,7 +38,8 @@ def cmd_test(args, root):
         return 0
     if args.repeat < 1:
         raise UsageError("--repeat wants a count of 1 or more")
-    if not suite.run_suite(root, REPO, args.k, args.config, args.repeat):
+    if not suite.run_suite(root, REPO, args.k, args.config, args.repeat,
+                           args.kernel):
         return 1
     return 0
 
@@ -94,6 +96,13 @@ def cmd_kernel(args, root):
         kernel.export_series(root, REPO)
     elif args.action == "reset":
         kernel.reset_tree(root, REPO)
+    elif args.action == "check":
+        return 0 if series_check.check_series(root, REPO) else 1
+
+
+KERNEL_HELP = ("boot the kernel in DIR (bzImage and config, e.g. "
+               "<cache>/kernels/<key>) instead of building kernel/: to see "
+               "the tests fail on a kernel without the series")
 
 
 def parser():
@@ -111,6 +120,7 @@ def parser():
     s = sub.add_parser("up", help="build what is missing and boot both guests")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
                    help="also merge kernel/config/extra-NAME.config")
+    s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
     s.set_defaults(fn=cmd_up)
     sub.add_parser("down", help="stop both guests").set_defaults(fn=cmd_down)
     sub.add_parser("status", help="what runs, with which kernel and "
@@ -126,7 +136,8 @@ def parser():
                    help="run the chosen programs N times (flaky hunting)")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
                    help="when bringing the testbed up, also merge "
-                        "kernel/config/extra-NAME.config (e.g. kasan)")
+                        "kernel/config/extra-NAME.config")
+    s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
     s.set_defaults(fn=cmd_test)
     s = sub.add_parser("shell", help="interactive root shell in a guest "
                        "(Ctrl-] leaves)")
@@ -143,10 +154,12 @@ def parser():
     s.add_argument("--path", action="store_true", help="print the pcap's path")
     s.set_defaults(fn=cmd_pcap)
     s = sub.add_parser("kernel", help="kernel developer's loop")
-    s.add_argument("action", choices=("path", "build", "export", "reset"),
+    s.add_argument("action", choices=("path", "build", "export", "reset",
+                                      "check"),
                    help="path: print the tree; build: build it; export: "
                         "format-patch its commits into kernel/; reset: drop "
-                        "local work and re-apply kernel/")
+                        "local work and re-apply kernel/; check: build each "
+                        "patch in turn and checkpatch --strict each")
     s.add_argument("--config", action="append", default=[], metavar="NAME")
     s.set_defaults(fn=cmd_kernel)
     return p

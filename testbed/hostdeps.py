@@ -34,6 +34,8 @@ REQUIREMENTS = [
     ("cpio", "cmd:cpio"),
     ("rsync", "cmd:rsync"),
     ("python3-pytest", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
+    # checkpatch.pl's SPDX check (kernel check)
+    ("python3-ply", "/usr/lib/python3/dist-packages/ply/__init__.py"),
 ]
 
 

@@ -196,6 +196,20 @@ def merge_config(tree, build, frags, log):
                            + ", ".join(refused) + f" (see {log})")
 
 
+def make_command(cache, tree, build, jobs=None):
+    """(argv, env) of `make bzImage` in the tree's build directory, through
+    ccache when the host has it."""
+    env = {"ARCH": "x86_64", "KBUILD_BUILD_USER": "testbed",
+           "KBUILD_BUILD_HOST": "testbed"}
+    cc = "gcc"
+    if shutil.which("ccache"):
+        cc = "ccache gcc"
+        env["CCACHE_DIR"] = str(cache / "ccache")
+    jobs = jobs or os.cpu_count() or 1
+    return ["make", "-C", str(tree), f"O={build}", f"-j{jobs}", f"CC={cc}",
+            "bzImage"], env
+
+
 def build_kernel(cache, repo, extra=(), jobs=None):
     """Return the path of a bzImage built from kernel/ (cached by key)."""
     logs = cache / "logs"
@@ -215,16 +229,9 @@ def build_kernel(cache, repo, extra=(), jobs=None):
         return out
     build = build_dir(cache, version)
     merge_config(tree, build, frags, log)
-    env = {"ARCH": "x86_64", "KBUILD_BUILD_USER": "testbed",
-           "KBUILD_BUILD_HOST": "testbed"}
-    cc = "gcc"
-    if shutil.which("ccache"):
-        cc = "ccache gcc"
-        env["CCACHE_DIR"] = str(cache / "ccache")
-    jobs = jobs or os.cpu_count() or 1
-    with Phase(f"building kernel {key} (make -j{jobs} bzImage; log {log})"):
-        run_logged(["make", "-C", tree, f"O={build}", f"-j{jobs}", f"CC={cc}",
-                    "bzImage"], log, "kernel build", env=env)
+    cmd, env = make_command(cache, tree, build, jobs)
+    with Phase(f"building kernel {key} ({' '.join(cmd[4:])}; log {log})"):
+        run_logged(cmd, log, "kernel build", env=env)
     tmp = out.with_name(key + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

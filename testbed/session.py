@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import hostdeps, images, kernel, network, vm
-from .errors import TestbedError
+from .errors import TestbedError, UsageError
 from .steps import Phase, fmt_secs, say
 
 # Bounds for waits, sized for TCG on a 2-core host (a boot there takes
@@ -115,8 +115,10 @@ def _mount_share(run):
               run, "client")
 
 
-def up(cache, repo, extra_config=()):
-    """Build what is missing, boot both guests, mount the share."""
+def up(cache, repo, extra_config=(), kernel_dir=None):
+    """Build what is missing, boot both guests, mount the share. With
+    `kernel_dir` (a directory holding bzImage and config, such as a cached
+    kernels/<key>), boot that kernel instead of building kernel/."""
     state, pids = running(cache)
     if state and all(pids.values()):
         say(f"testbed already up (run {state['run']}); 'down' stops it")
@@ -126,7 +128,14 @@ def up(cache, repo, extra_config=()):
         down(cache, quiet=True)
     t0 = time.monotonic()
     hostdeps.ensure_host_packages()
-    kern = kernel.build_kernel(cache, repo, extra_config)
+    if kernel_dir:
+        kern = Path(kernel_dir).resolve()
+        if not (kern / "bzImage").is_file() or not (kern / "config").is_file():
+            raise UsageError(f"--kernel {kernel_dir}: no bzImage and config "
+                             "there (a directory like <cache>/kernels/<key>)")
+        say(f"==> kernel {kern}: given with --kernel")
+    else:
+        kern = kernel.build_kernel(cache, repo, extra_config)
     imgs = images.build_images(cache, repo)
     accel = vm.choose_accel(cache, kern)
     run = _new_run(cache, repo)
@@ -153,7 +162,7 @@ def up(cache, repo, extra_config=()):
             _smbd_ready(run, conf)
             _mount_share(run)
         state = {"run": str(run), "accel": accel, "kernel": str(kern),
-                 "release": (kern / "release").read_text().strip(),
+                 "release": _release(kern),
                  "images": str(imgs["server"].parent),
                  "started": datetime.now().isoformat(timespec="seconds"),
                  "up_seconds": round(time.monotonic() - t0, 1)}
@@ -166,6 +175,13 @@ def up(cache, repo, extra_config=()):
         f"on client:/mnt/share, kernel {state['release']}, {accel}")
     say(f"  consoles and capture: {run}")
     return state
+
+
+def _release(kern):
+    try:
+        return (kern / "release").read_text().strip()
+    except OSError:
+        return "unknown"
 
 
 def down(cache, quiet=False):

@@ -240,14 +240,15 @@ def choose_cases(programs, pattern):
     return {p: picked or programs[p] for p, picked in chosen.items()}, checks
 
 
-def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1):
+def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
+              kernel_dir=None):
     """Run everything; print KTAP; return True when all passed."""
     t0 = time.monotonic()
     built = None
     if (_ksft_dir(cache) / "kselftest_harness.h").is_file():
         built = build_tests(cache, repo)    # a bad -k fails before booting
         choose(built[1], pattern)
-    state = session.up(cache, repo, extra_config)
+    state = session.up(cache, repo, extra_config, kernel_dir)
     run = Path(state["run"])
     bindir, programs = built or build_tests(cache, repo)
     chosen, checks = choose_cases(programs, pattern)
