@@ -6,15 +6,22 @@
  *
  *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
  *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
- *   touch PATH | stat PATH | exists PATH | opens PATH | disconnect
+ *   touch PATH | stat PATH | exists PATH | opens PATH |
+ *   opens-nonotify PATH | disconnect |
+ *   mkdirs PREFIX N | touchall PREFIX N NAME | creates DIR N | count DIR
  *
+ * (the last four for the load cases: N directories PREFIX-0..N-1, a file
+ * NAME in each, N files DIR/f-0..N-1 as fast as the disk takes them, the
+ * number of entries of DIR)
  * ("opens" counts the handles smbd holds open on PATH, from smbstatus;
+ * "opens-nonotify" those of the second smbd, which refuses notification;
  * "disconnect" ends the smbd processes serving the requesting client, whose
  * SMB connection drops and reconnects) and answers "ok [value]" or "err ERRNO message". Paths are relative to
  * the share root; absolute paths and ".." are refused. A test on the client
  * thereby makes a change the client's mount can only learn of from Samba.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -61,14 +68,18 @@ static int do_write(const char *path, long n)
 	return close(fd);
 }
 
-/* How many of smbd's open handles (smbstatus -L) are on share/PATH. */
-static long long count_opens(const char *path)
+/*
+ * How many of smbd's open handles (smbstatus -L) are on share/PATH; those
+ * of the smbd run with config file @conf when it is not NULL.
+ */
+static long long count_opens(const char *path, const char *conf)
 {
-	char line[1024], cmd[64];
+	char line[1024], cmd[128];
 	long long n = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "smbstatus -L 2>/dev/null");
+	snprintf(cmd, sizeof(cmd), "smbstatus -L %s%s 2>/dev/null",
+		 conf ? "-s " : "", conf ? conf : "");
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -120,6 +131,47 @@ static long long disconnect_peer(const char *peer)
 	return n;
 }
 
+/* The bulk operations of the load cases; the count done, or -1. */
+static long long bulk(const char *op, const char *a, long n, const char *b)
+{
+	char path[4096];
+	long i;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(op, "mkdirs")) {
+			snprintf(path, sizeof(path), "%s-%ld", a, i);
+			if (mkdir(path, 0775))
+				return -1;
+		} else if (!strcmp(op, "touchall")) {
+			snprintf(path, sizeof(path), "%s-%ld/%s", a, i, b);
+			fd = open(path, O_WRONLY | O_CREAT, 0664);
+			if (fd < 0 || close(fd))
+				return -1;
+		} else {
+			snprintf(path, sizeof(path), "%s/f-%ld", a, i);
+			fd = open(path, O_WRONLY | O_CREAT, 0664);
+			if (fd < 0 || close(fd))
+				return -1;
+		}
+	}
+	return n;
+}
+
+static long long count_entries(const char *dir)
+{
+	struct dirent *de;
+	long long n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
 /*
  * One request from @peer: returns 0 or -1 with errno set; *val for
  * stat/exists/opens/disconnect.
@@ -129,6 +181,7 @@ static int handle(char *line, const char *peer, long long *val)
 	char *save, *op = strtok_r(line, " \t\r\n", &save);
 	char *a = strtok_r(NULL, " \t\r\n", &save);
 	char *b = strtok_r(NULL, " \t\r\n", &save);
+	char *c = strtok_r(NULL, " \t\r\n", &save);
 	struct stat st;
 	int fd;
 
@@ -161,8 +214,24 @@ static int handle(char *line, const char *peer, long long *val)
 		return chmod(a, strtol(b, NULL, 8));
 	if (!strcmp(op, "touch"))
 		return utimes(a, NULL);
+	if ((!strcmp(op, "mkdirs") || !strcmp(op, "creates")) && b) {
+		*val = bulk(op, a, atol(b), NULL);
+		return *val < 0 ? -1 : 0;
+	}
+	if (!strcmp(op, "touchall") && b && c && !strchr(c, '/')) {
+		*val = bulk(op, a, atol(b), c);
+		return *val < 0 ? -1 : 0;
+	}
+	if (!strcmp(op, "count")) {
+		*val = count_entries(a);
+		return *val < 0 ? -1 : 0;
+	}
 	if (!strcmp(op, "opens")) {
-		*val = count_opens(a);
+		*val = count_opens(a, NULL);
+		return *val < 0 ? -1 : 0;
+	}
+	if (!strcmp(op, "opens-nonotify")) {
+		*val = count_opens(a, "/mnt/testbed/smb-nonotify.conf");
 		return *val < 0 ? -1 : 0;
 	}
 	if (!strcmp(op, "stat") || !strcmp(op, "exists")) {

@@ -11,8 +11,15 @@ systemctl mask apt-daily.timer apt-daily-upgrade.timer man-db.timer \
 	e2scrub_all.timer e2scrub_reap.service fstrim.timer \
 	systemd-timesyncd.service nmbd.service samba-ad-dc.service \
 	serial-getty@ttyS0.service getty@tty1.service \
-	nfs-server.service nfs-kernel-server.service rpcbind.service \
-	rpcbind.socket nfs-blkmap.service >/dev/null 2>&1
+	nfs-blkmap.service >/dev/null 2>&1
+# knfsd (and the rpcbind NFSv3 needs) only on the server; the client
+# mounts NFSv3 with nolock, so it needs neither rpcbind nor statd.
+if [ "$role" = server ]; then
+	systemctl enable nfs-server.service rpcbind.socket >/dev/null 2>&1
+else
+	systemctl mask nfs-server.service nfs-kernel-server.service \
+		rpcbind.service rpcbind.socket rpc-statd.service >/dev/null 2>&1
+fi
 : >/etc/machine-id
 echo "$role" >/etc/hostname
 apt-get clean

@@ -1,9 +1,11 @@
 #!/bin/sh
-# Run by the server guest's testbed-setup at every boot, before smbd starts:
-# installs smb.conf, creates the share directory and the Samba user.
+# Run by the server guest's testbed-setup at every boot, before smbd and
+# knfsd start: installs smb.conf, creates the share directory and the Samba
+# user, and exports /srv/nfs to the client over NFS (v3 and v4.2).
 set -eu
 here=/mnt/testbed
 . "$here/testbed.conf"
+. "$here/testbed.env"
 
 install -m 0644 "$here/smb.conf" /etc/samba/smb.conf
 if ! id "$SMB_USER" >/dev/null 2>&1; then
@@ -13,3 +15,8 @@ mkdir -p "$SHARE_PATH"
 chown "$SMB_USER:$SMB_USER" "$SHARE_PATH"
 chmod 0775 "$SHARE_PATH"
 printf '%s\n%s\n' "$SMB_PASS" "$SMB_PASS" | smbpasswd -s -a "$SMB_USER" >/dev/null
+
+mkdir -p "$NFS_PATH"
+chmod 1777 "$NFS_PATH"
+printf '%s %s(rw,sync,no_subtree_check,no_root_squash,insecure)\n' \
+	"$NFS_PATH" "$CLIENT_IP" >/etc/exports

@@ -74,8 +74,8 @@ class Qmp(JsonChannel):
         self.recv(deadline)                 # greeting
         self.command("qmp_capabilities")
 
-    def command(self, name, timeout=10, **args):
-        msg = {"execute": name}
+    def command(self, execute, timeout=10, **args):
+        msg = {"execute": execute}
         if args:
             msg["arguments"] = args
         self.send(msg)
@@ -85,7 +85,8 @@ class Qmp(JsonChannel):
             if "event" in reply:
                 continue
             if "error" in reply:
-                raise TestbedError(f"QMP {name}: {reply['error'].get('desc')}")
+                raise TestbedError(f"QMP {execute}: "
+                                   f"{reply['error'].get('desc')}")
             return reply.get("return")
 
 

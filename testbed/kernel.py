@@ -230,7 +230,7 @@ def build_kernel(cache, repo, extra=(), jobs=None):
     build = build_dir(cache, version)
     merge_config(tree, build, frags, log)
     cmd, env = make_command(cache, tree, build, jobs)
-    with Phase(f"building kernel {key} ({' '.join(cmd[4:])}; log {log})"):
+    with Phase(f"building kernel {key} (make {cmd[4]} bzImage; log {log})"):
         run_logged(cmd, log, "kernel build", env=env)
     tmp = out.with_name(key + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -115,6 +115,23 @@ def _mount_share(run):
               run, "client")
 
 
+# The server's knfsd export, mounted on the client for the check_flags tests.
+NFS_MOUNTS = (("/mnt/nfs3", "nfs", "vers=3,nolock,mountproto=tcp"),
+              ("/mnt/nfs42", "nfs4", "vers=4.2"))
+
+
+def _mount_nfs(run, conf):
+    for mnt, fstype, opts in NFS_MOUNTS:
+        def check(mnt=mnt, fstype=fstype, opts=opts):
+            code, out, err = vm.guest_exec(
+                run, "client", f"mkdir -p {mnt}; mountpoint -q {mnt} || "
+                f"mount -t {fstype} -o {opts},soft,timeo=50,retrans=2 "
+                f"server:{conf['NFS_PATH']} {mnt}", timeout=40)
+            return code == 0, out + err
+        _wait_for(f"mounting server:{conf['NFS_PATH']} on {mnt} ({opts})",
+                  check, MOUNT_SECONDS, run, "client")
+
+
 def up(cache, repo, extra_config=(), kernel_dir=None):
     """Build what is missing, boot both guests, mount the share. With
     `kernel_dir` (a directory holding bzImage and config, such as a cached
@@ -161,6 +178,7 @@ def up(cache, repo, extra_config=(), kernel_dir=None):
                 f"{fmt_secs(time.monotonic() - t_boot)}")
             _smbd_ready(run, conf)
             _mount_share(run)
+            _mount_nfs(run, conf)
         state = {"run": str(run), "accel": accel, "kernel": str(kern),
                  "release": _release(kern),
                  "images": str(imgs["server"].parent),
@@ -195,7 +213,8 @@ def down(cache, quiet=False):
     with Phase("stopping the guests"):
         if vm.read_pid(run, "client"):
             try:
-                vm.guest_exec(run, "client", "umount -f /mnt/share", timeout=20)
+                vm.guest_exec(run, "client", "umount -f /mnt/share /mnt/nfs3 "
+                              "/mnt/nfs42", timeout=20)
             except (TestbedError, TimeoutError, OSError):
                 pass
         for role in ("client", "server"):

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dnotify_bad_input: F_NOTIFY with what it must refuse, on the CIFS mount
+ * (ENOTDIR, EINVAL for undefined bits, EBADF; a refused call leaves no
+ * watch and no server handle behind), a share whose server refuses change
+ * notification (Samba's "change notify = no": F_NOTIFY returns, nothing
+ * hangs, local changes still signal), and the per-server cap on remote
+ * watches (past it a watch is local only, as documented).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "lib/testbed.h"
+#include "kselftest_harness.h"
+
+#define NOTIFY_SIG	(SIGRTMIN + 1)
+#define SIGNAL_WAIT	10.0
+#define SILENCE_WAIT	3.0
+#define NONOTIFY_MNT	"/mnt/nonotify"
+#define WATCH_MAX	"/sys/module/cifs/parameters/dir_watch_max"
+#define DN_ALL		(DN_ACCESS | DN_MODIFY | DN_CREATE | DN_DELETE | \
+			 DN_RENAME | DN_ATTRIB | DN_MULTISHOT)
+
+FIXTURE(bad) {
+	char name[64];
+	char path[128];
+	int fd;
+	sigset_t set;
+	char saved_cap[32];	/* dir_watch_max to restore, if changed */
+};
+
+FIXTURE_SETUP(bad)
+{
+	tb_unique(self->name, sizeof(self->name), "bad");
+	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
+	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
+	sigemptyset(&self->set);
+	sigaddset(&self->set, NOTIFY_SIG);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
+	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
+}
+
+FIXTURE_TEARDOWN(bad)
+{
+	char cmd[256];
+
+	if (self->fd >= 0)
+		close(self->fd);
+	umount2(NONOTIFY_MNT, MNT_DETACH);
+	if (self->saved_cap[0] && tb_write_file(WATCH_MAX, self->saved_cap))
+		TH_LOG("could not restore %s to %s", WATCH_MAX, self->saved_cap);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->path);
+}
+
+static int got_signal(sigset_t *set, int fd, double seconds)
+{
+	siginfo_t si;
+
+	return tb_wait_sig(set, seconds, &si) == NOTIFY_SIG && si.si_fd == fd;
+}
+
+/* How many remote watches /proc/fs/cifs/DebugData lists. */
+static int listed_watches(void)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen("/proc/fs/cifs/DebugData", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "Notify:") != NULL;
+	fclose(f);
+	return n;
+}
+
+/* The handles smbd (@op "opens", or "opens-nonotify") holds on @name. */
+static long long server_opens_of(const char *op, const char *name)
+{
+	long long n = -1;
+
+	return tb_server(&n, "%s %s", op, name) ? -1 : n;
+}
+
+static long long server_opens(const char *name)
+{
+	return server_opens_of("opens", name);
+}
+
+TEST_F(bad, regular_file_is_enotdir)
+{
+	char file[192];
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/plain", self->path);
+	fd = open(file, O_CREAT | O_EXCL | O_RDWR, 0644);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, fcntl(fd, F_NOTIFY, DN_CREATE));
+	EXPECT_EQ(ENOTDIR, errno);
+	close(fd);
+}
+
+TEST_F(bad, undefined_bits_are_einval_and_leave_no_watch)
+{
+	static const unsigned int bad_bits[] = { 0x40, 0x100, 0x10000, 0x40000000 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad_bits) / sizeof(bad_bits[0]); i++) {
+		EXPECT_EQ(-1, fcntl(self->fd, F_NOTIFY, DN_CREATE | bad_bits[i]))
+			TH_LOG("bit 0x%x accepted", bad_bits[i]);
+		EXPECT_EQ(EINVAL, errno);
+	}
+	/* every defined bit at once is fine */
+	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_ALL));
+	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
+	/* the refused calls set nothing: no signal, no handle */
+	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->name));
+	EXPECT_EQ(0, got_signal(&self->set, self->fd, SILENCE_WAIT));
+	EXPECT_EQ(0, server_opens(self->name));
+}
+
+TEST_F(bad, closed_fd_is_ebadf)
+{
+	int fd = dup(self->fd);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, close(fd));
+	EXPECT_EQ(-1, fcntl(fd, F_NOTIFY, DN_CREATE));
+	EXPECT_EQ(EBADF, errno);
+}
+
+/*
+ * A server that refuses change notification (the server guest's second
+ * smbd, port 4445, "change notify = no": STATUS_NOT_IMPLEMENTED): F_NOTIFY
+ * returns promptly, nothing signals a server-side change, a local change
+ * still signals, and the server holds no handle for the watch.
+ */
+TEST_F(bad, server_refusing_notify_keeps_watch_local)
+{
+	char dir[160], file[192];
+	double t0;
+	int fd;
+
+	ASSERT_EQ(0, system("mkdir -p " NONOTIFY_MNT " && mount -t cifs "
+			    "//server/nonotify " NONOTIFY_MNT
+			    " -o vers=3.1.1,port=4445,credentials=/etc/testbed/cifs.cred"));
+	snprintf(dir, sizeof(dir), NONOTIFY_MNT "/%s", self->name);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_SETSIG, NOTIFY_SIG));
+	t0 = tb_now();
+	EXPECT_EQ(0, fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	EXPECT_GT(10.0, tb_now() - t0) TH_LOG("F_NOTIFY took %.1fs", tb_now() - t0);
+
+	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->name));
+	EXPECT_EQ(0, got_signal(&self->set, fd, SILENCE_WAIT))
+		TH_LOG("a server that refuses notification still signalled");
+	/* the refused watch closed its handle; the fd holds none either */
+	EXPECT_EQ(0, server_opens_of("opens-nonotify", self->name));
+
+	snprintf(file, sizeof(file), "%s/local", dir);
+	ASSERT_EQ(0, close(open(file, O_CREAT | O_EXCL | O_WRONLY, 0644)));
+	EXPECT_EQ(1, got_signal(&self->set, fd, SIGNAL_WAIT))
+		TH_LOG("a change through the mount was not signalled");
+
+	ASSERT_EQ(0, close(fd));
+	EXPECT_EQ(0, umount(NONOTIFY_MNT));
+}
+
+/*
+ * Past dir_watch_max remote watches on a server, F_NOTIFY still succeeds
+ * and the watch sees local changes only; below it, remote ones again.
+ */
+TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
+{
+	char other[160], cap[32], needle[96];
+	int fd2, n;
+	FILE *f;
+
+	f = fopen(WATCH_MAX, "r");
+	ASSERT_NE(NULL, f) TH_LOG("no %s", WATCH_MAX);
+	ASSERT_NE(NULL, fgets(self->saved_cap, sizeof(self->saved_cap), f));
+	fclose(f);
+	self->saved_cap[strcspn(self->saved_cap, "\n")] = '\0';
+
+	/* one more remote watch allowed: ours takes it */
+	n = listed_watches();
+	ASSERT_LE(0, n);
+	snprintf(cap, sizeof(cap), "%d", n + 1);
+	ASSERT_EQ(0, tb_write_file(WATCH_MAX, cap));
+	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->name));
+	snprintf(other, sizeof(other), "%s/sub", self->path);
+	fd2 = open(other, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, fcntl(fd2, F_SETSIG, NOTIFY_SIG));
+	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	/* let the sub/ mkdir's own event on the first watch pass */
+	while (got_signal(&self->set, self->fd, 1.0))
+		;
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/far", self->name));
+	EXPECT_EQ(0, got_signal(&self->set, fd2, SILENCE_WAIT))
+		TH_LOG("the watch past the cap saw a server-side change");
+	snprintf(needle, sizeof(needle), "%s filter", self->name);
+	EXPECT_EQ(1, tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:",
+				      needle));
+	snprintf(needle, sizeof(needle), "%s\\sub filter", self->name);
+	EXPECT_EQ(0, tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:",
+				      needle));
+
+	/* raise the cap again: a new F_NOTIFY gets its remote watch */
+	ASSERT_EQ(0, tb_write_file(WATCH_MAX, self->saved_cap));
+	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, 0));
+	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/near", self->name));
+	EXPECT_EQ(1, got_signal(&self->set, fd2, SIGNAL_WAIT))
+		TH_LOG("no signal once below the cap again");
+	close(fd2);
+}
+
+TEST_HARNESS_MAIN

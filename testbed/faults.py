@@ -1,0 +1,222 @@
+"""Fault cases the host drives, with watches armed on the client: smbd
+restarted, the link down for 20 s, smbd killed hard, the client unmounting,
+the watcher killed. Each case runs on a mount of its own (/mnt/fault, its
+own connection) with a tb-watch process watching a fresh directory, and
+then checks what must hold after any fault: every step bounded, a change
+made after recovery signalled within a bound (when the watcher lives), no
+handle of the client's left on the server, no splat (the suite scans the
+console around each case)."""
+
+import time
+
+from . import vm
+from .agent import Qmp
+from .errors import TestbedError
+
+FAULT_MNT = "/mnt/fault"
+WATCH_LOG = "/tmp/tb-watch.log"
+RECOVERY_SECONDS = 90          # reconnect + reopen + a change, under TCG
+LINK_DOWN_SECONDS = 20
+
+
+def _sh(run, role, cmd, timeout=60):
+    """(exit status, output) of a command in a guest; errors are failures."""
+    code, out, err = vm.guest_exec(run, role, cmd, timeout=timeout)
+    return code, out + err
+
+
+def _must(run, role, cmd, timeout=60):
+    code, out = _sh(run, role, cmd, timeout)
+    if code != 0:
+        raise TestbedError(f"{role}: '{cmd[:60]}' failed (exit {code}): "
+                           f"{out.strip()[-200:]}")
+    return out
+
+
+def _poll(what, check, seconds):
+    """Poll check() every half second for at most `seconds`; the seconds
+    it took, or a TestbedError naming `what`."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if check():
+            return time.monotonic() - t0
+        time.sleep(0.5)
+    raise TestbedError(f"{what}: not within {seconds}s")
+
+
+class Watch:
+    """A tb-watch process on a directory of the fault mount."""
+
+    def __init__(self, run, name):
+        self.run, self.name = run, name
+        self.dir = f"fault-{name}-{int(time.time())}"
+        self.path = f"{FAULT_MNT}/{self.dir}"
+
+    def start(self):
+        _must(self.run, "client", f"mkdir -p {FAULT_MNT}; mountpoint -q "
+              f"{FAULT_MNT} || mount -t cifs //server/share {FAULT_MNT} -o "
+              "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred")
+        _must(self.run, "client", f"mkdir {self.path}; : > {WATCH_LOG}; "
+              f"setsid /mnt/testbed/bin/tb-watch {self.path} {WATCH_LOG} 600 "
+              "</dev/null >/dev/null 2>&1 &")
+        _poll("the watcher's F_NOTIFY", lambda: "ready" in self.log(), 60)
+
+    def log(self):
+        return _sh(self.run, "client", f"cat {WATCH_LOG}", 20)[1]
+
+    def signals(self):
+        return self.log().count("sig fd=")
+
+    def alive(self):
+        return _sh(self.run, "client", "pgrep -x tb-watch", 20)[0] == 0
+
+    def kill(self, sig="KILL"):
+        _sh(self.run, "client", f"pkill -{sig} -x tb-watch", 20)
+
+    def watch_line(self):
+        """This watch's line in the client's /proc/fs/cifs/DebugData."""
+        out = _sh(self.run, "client", "cat /proc/fs/cifs/DebugData", 20)[1]
+        return next((line.strip() for line in out.splitlines()
+                     if "Notify:" in line and self.dir in line), "")
+
+    def settle(self, seconds=RECOVERY_SECONDS):
+        """Wait until the watch is armed again and no signal has come for
+        2 s (a reconnect reports one event); the seconds it took."""
+        t0 = time.monotonic()
+        _poll("the watch armed again", lambda: " armed " in
+              self.watch_line(), seconds)
+        last = -1
+        while time.monotonic() - t0 < seconds:
+            now = self.signals()
+            if now == last:
+                break
+            last = now
+            time.sleep(2)
+        return time.monotonic() - t0
+
+    def server_opens(self):
+        out = _must(self.run, "server", "smbstatus -L 2>/dev/null", 30)
+        return sum(1 for line in out.splitlines() if self.dir in line)
+
+    def change_is_signalled(self, seconds=RECOVERY_SECONDS):
+        """Create files on the server's disk until one is signalled."""
+        before = self.signals()
+        t0 = time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < seconds:
+            n += 1
+            _must(self.run, "server", f"touch /srv/share/{self.dir}/after-{n}")
+            try:
+                _poll("", lambda: self.signals() > before, 10)
+                return time.monotonic() - t0
+            except TestbedError:
+                continue
+        raise TestbedError(f"no signal for a change made after recovery "
+                           f"within {seconds}s")
+
+    def cleanup(self):
+        self.kill()
+        _sh(self.run, "client", f"rm -rf {self.path}; umount {FAULT_MNT} || "
+            f"umount -l {FAULT_MNT}", 60)
+
+
+def _qmp_link(run, role, up):
+    with Qmp(vm.paths(run, role)["qmp"], timeout=10) as qmp:
+        qmp.command("set_link", name="seg", up=up)
+
+
+def smbd_restarted(run, w):
+    _must(run, "server", "systemctl restart smbd", 120)
+    return ["smbd restarted"]
+
+
+def link_down_20s(run, w):
+    _qmp_link(run, "client", False)
+    try:
+        time.sleep(LINK_DOWN_SECONDS)
+    finally:
+        _qmp_link(run, "client", True)
+    return [f"client link down {LINK_DOWN_SECONDS}s, then up"]
+
+
+def smbd_killed_hard(run, w):
+    _sh(run, "server", "systemctl kill --signal=KILL smbd", 30)
+    _poll("smbd's death", lambda: _sh(run, "server",
+                                      "systemctl is-active -q smbd")[0] != 0,
+          30)
+    _must(run, "server", "systemctl reset-failed smbd; systemctl start smbd",
+          120)
+    return ["every process of smbd.service killed with SIGKILL, smbd "
+            "started again"]
+
+
+def umount_with_watch(run, w):
+    notes = []
+    t0 = time.monotonic()
+    code, out = _sh(run, "client", f"umount {FAULT_MNT}", 60)
+    notes.append(f"umount: exit {code} in {time.monotonic() - t0:.1f}s "
+                 f"({out.strip()[-60:]})")
+    if code == 0:
+        raise TestbedError("umount succeeded with a watcher's fd open")
+    t0 = time.monotonic()
+    code, out = _sh(run, "client", f"umount -f {FAULT_MNT}", 60)
+    notes.append(f"umount -f: exit {code} in {time.monotonic() - t0:.1f}s")
+    w.kill()
+    _poll("the watcher's exit", lambda: not w.alive(), 30)
+    _must(run, "client", f"umount {FAULT_MNT}", 60)
+    notes.append("watcher killed, umount done")
+    return notes
+
+
+def watcher_sigkilled(run, w):
+    w.kill()
+    _poll("the watcher's exit", lambda: not w.alive(), 30)
+    return ["watcher killed with SIGKILL while its request was pending"]
+
+
+# name -> (fault, whether the watcher outlives it)
+FAULTS = {
+    "smbd_restarted": (smbd_restarted, True),
+    "link_down_20s": (link_down_20s, True),
+    "smbd_killed_hard": (smbd_killed_hard, True),
+    "umount_with_watch": (umount_with_watch, False),
+    "watcher_sigkilled": (watcher_sigkilled, False),
+}
+
+
+def run_fault(run, name):
+    """(ok, output, reason, counts) of one fault case."""
+    fault, survives = FAULTS[name]
+    w = Watch(run, name)
+    lines = []
+    try:
+        w.start()
+        lines.append(f"watching {w.path}; server handles: {w.server_opens()}")
+        lines += fault(run, w)
+        if survives:
+            secs = w.settle()
+            lines.append(f"watch armed again after {secs:.1f}s: "
+                         f"{w.watch_line()}")
+            lines.append(f"signals so far: {w.signals()}")
+            secs = w.change_is_signalled()
+            lines.append(f"a change after recovery signalled in {secs:.1f}s "
+                         f"({w.signals()} signal(s) in all)")
+            opens = w.server_opens()
+            lines.append(f"server handles on the directory: {opens}")
+            if opens != 1:
+                raise TestbedError(f"{opens} server handles for the watched "
+                                   "directory, not 1")
+        else:
+            secs = _poll("the server closing the watch's handle",
+                         lambda: w.server_opens() == 0, 30)
+            lines.append(f"server handles gone in {secs:.1f}s")
+        ok, why = True, ""
+    except (TestbedError, TimeoutError, OSError) as e:
+        ok, why = False, str(e)
+    finally:
+        try:
+            w.cleanup()
+        except (TestbedError, TimeoutError, OSError) as e:
+            lines.append(f"cleanup: {e}")
+    text = "".join(f"# {line}\n" for line in lines)
+    return ok, text, why, (1, 0, 0) if ok else (0, 1, 0)
