@@ -2,6 +2,9 @@
 in the client guest, scan both kernel consoles, print one KTAP document and
 the closing `N passed, N failed` line."""
 
+import os
+import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -77,9 +80,11 @@ def list_tests(cache, repo):
 def start_serverd(run, uid):
     """tb-serverd on the server guest, for server-side changes made as the
     share's user `uid`, and the second smbd that refuses change
-    notification (port 4445); both idempotent."""
+    notification (port 4445)."""
+    # restarted each time: the binary may have changed since the last run
     code, out, err = vm.guest_exec(
-        run, "server", "systemctl is-active -q tb-serverd || systemd-run "
+        run, "server", "systemctl stop tb-serverd 2>/dev/null; "
+        "systemctl reset-failed tb-serverd 2>/dev/null; systemd-run "
         "--quiet --unit=tb-serverd /mnt/testbed/bin/tb-serverd "
         f"{SERVER_IP} {SERVERD_PORT} {uid}", timeout=30)
     if code != 0:
@@ -104,8 +109,11 @@ def run_case(run, program, case):
     test_id = f"{program}.{case}"
 
     def body():
+        # the markers in the same call: one guest round trip per case
         code, out, err = vm.guest_exec(
-            run, "client", f"/mnt/testbed/bin/{program} -r {case}",
+            run, "client", f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg; "
+            f"{_tb_env()}/mnt/testbed/bin/{program} -r {case}; rc=$?; "
+            f"echo '{MARK_END}{test_id} rc='$rc > /dev/kmsg; exit $rc",
             timeout=CASE_SECONDS)
         plan, results = ktap.parse(out)
         ok, why = ktap.verdict(plan, results, code)
@@ -118,7 +126,14 @@ def run_case(run, program, case):
         if ok and results and all(r.skipped for r in results):
             counts = (0, 0, 1)
         return ok, text + f"# exit {code}\n", why, counts
-    return _marked(run, test_id, body)
+    return _marked(run, test_id, body, markers=False)
+
+
+def _tb_env():
+    """The host's TB_* variables (e.g. TB_CYCLES=10000 for the load case),
+    passed to the test programs in the guest."""
+    return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(os.environ.items())
+                   if re.fullmatch(r"TB_[A-Z0-9_]+", k))
 
 
 def run_fault(run, case):
@@ -126,20 +141,23 @@ def run_fault(run, case):
     return _marked(run, f"faults.{case}", lambda: faults.run_fault(run, case))
 
 
-def _marked(run, test_id, body):
-    """Run body() between begin/end markers on the client's kernel log;
-    fail it when either console gains a splat meanwhile."""
+def _marked(run, test_id, body, markers=True):
+    """Run body() between begin/end markers on the client's kernel log
+    (written here, unless body writes them itself); fail it when either
+    console gains a splat meanwhile."""
     offsets = {}
     for role in vm.ROLES:
         console = vm.paths(run, role)["console"]
         offsets[role] = console.stat().st_size if console.exists() else 0
-    vm.guest_exec(run, "client", f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg",
-                  timeout=20)
+    if markers:
+        vm.guest_exec(run, "client",
+                      f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg", timeout=20)
     t0 = time.monotonic()
     ok, text, why, counts = body()
     secs = time.monotonic() - t0
-    vm.guest_exec(run, "client", f"echo '{MARK_END}{test_id}' > /dev/kmsg",
-                  timeout=20)
+    if markers:
+        vm.guest_exec(run, "client",
+                      f"echo '{MARK_END}{test_id}' > /dev/kmsg", timeout=20)
     for role in vm.ROLES:
         splats = _new_splats(vm.paths(run, role)["console"], offsets[role])
         if splats:
