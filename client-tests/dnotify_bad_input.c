@@ -24,8 +24,7 @@
 			 DN_RENAME | DN_ATTRIB | DN_MULTISHOT)
 
 FIXTURE(bad) {
-	char name[64];
-	char path[128];
+	struct tb_dir d;	/* the watched directory */
 	int fd;
 	sigset_t set;
 	char saved_cap[32];	/* dir_watch_max to restore, if changed */
@@ -33,30 +32,21 @@ FIXTURE(bad) {
 
 FIXTURE_SETUP(bad)
 {
-	tb_unique(self->name, sizeof(self->name), "bad");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server_dir(&self->d, "bad"));
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->d.path, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 }
 
 FIXTURE_TEARDOWN(bad)
 {
-	char cmd[256];
-
 	if (self->fd >= 0)
 		close(self->fd);
 	umount2(NONOTIFY_MNT, MNT_DETACH);
 	if (self->saved_cap[0] && tb_write_file(WATCH_MAX, self->saved_cap))
 		TH_LOG("could not restore %s to %s", WATCH_MAX, self->saved_cap);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
-	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
 }
 
 static int got_signal(sigset_t *set, int fd, double seconds)
@@ -99,7 +89,7 @@ TEST_F(bad, regular_file_is_enotdir)
 	char file[192];
 	int fd;
 
-	snprintf(file, sizeof(file), "%s/plain", self->path);
+	snprintf(file, sizeof(file), "%s/plain", self->d.path);
 	fd = open(file, O_CREAT | O_EXCL | O_RDWR, 0644);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, fcntl(fd, F_NOTIFY, DN_CREATE));
@@ -121,9 +111,9 @@ TEST_F(bad, undefined_bits_are_einval_and_leave_no_watch)
 	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_ALL));
 	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
 	/* the refused calls set nothing: no signal, no handle */
-	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->d.name));
 	EXPECT_EQ(0, got_signal(&self->set, self->fd, SILENCE_WAIT));
-	EXPECT_EQ(0, server_opens(self->name));
+	EXPECT_EQ(0, server_opens(self->d.name));
 }
 
 TEST_F(bad, closed_fd_is_ebadf)
@@ -151,19 +141,18 @@ TEST_F(bad, server_refusing_notify_keeps_watch_local)
 	ASSERT_EQ(0, system("mkdir -p " NONOTIFY_MNT " && mount -t cifs "
 			    "//server/nonotify " NONOTIFY_MNT
 			    " -o vers=3.1.1,port=4445,credentials=/etc/testbed/cifs.cred"));
-	snprintf(dir, sizeof(dir), NONOTIFY_MNT "/%s", self->name);
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(dir, sizeof(dir), NONOTIFY_MNT "/%s", self->d.name);
+	fd = tb_open_watchable(dir, NOTIFY_SIG);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fcntl(fd, F_SETSIG, NOTIFY_SIG));
 	t0 = tb_now();
 	EXPECT_EQ(0, fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	EXPECT_GT(10.0, tb_now() - t0) TH_LOG("F_NOTIFY took %.1fs", tb_now() - t0);
 
-	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->d.name));
 	EXPECT_EQ(0, got_signal(&self->set, fd, SILENCE_WAIT))
 		TH_LOG("a server that refuses notification still signalled");
 	/* the refused watch closed its handle; the fd holds none either */
-	EXPECT_EQ(0, server_opens_of("opens-nonotify", self->name));
+	EXPECT_EQ(0, server_opens_of("opens-nonotify", self->d.name));
 
 	snprintf(file, sizeof(file), "%s/local", dir);
 	ASSERT_EQ(0, close(open(file, O_CREAT | O_EXCL | O_WRONLY, 0644)));
@@ -197,22 +186,21 @@ TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
 	ASSERT_EQ(0, tb_write_file(WATCH_MAX, cap));
 	EXPECT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->name));
-	snprintf(other, sizeof(other), "%s/sub", self->path);
-	fd2 = open(other, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	snprintf(other, sizeof(other), "%s/sub", self->d.path);
+	fd2 = tb_open_watchable(other, NOTIFY_SIG);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, fcntl(fd2, F_SETSIG, NOTIFY_SIG));
 	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	/* let the sub/ mkdir's own event on the first watch pass */
 	while (got_signal(&self->set, self->fd, 1.0))
 		;
-	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/far", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/far", self->d.name));
 	EXPECT_EQ(0, got_signal(&self->set, fd2, SILENCE_WAIT))
 		TH_LOG("the watch past the cap saw a server-side change");
-	snprintf(needle, sizeof(needle), "%s filter", self->name);
+	snprintf(needle, sizeof(needle), "%s filter", self->d.name);
 	EXPECT_EQ(1, tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:",
 				      needle));
-	snprintf(needle, sizeof(needle), "%s\\sub filter", self->name);
+	snprintf(needle, sizeof(needle), "%s\\sub filter", self->d.name);
 	EXPECT_EQ(0, tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:",
 				      needle));
 
@@ -220,7 +208,7 @@ TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
 	ASSERT_EQ(0, tb_write_file(WATCH_MAX, self->saved_cap));
 	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, 0));
 	EXPECT_EQ(0, fcntl(fd2, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/near", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/near", self->d.name));
 	EXPECT_EQ(1, got_signal(&self->set, fd2, SIGNAL_WAIT))
 		TH_LOG("no signal once below the cap again");
 	close(fd2);

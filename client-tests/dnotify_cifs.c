@@ -18,35 +18,25 @@
 #define SILENCE_WAIT	3.0	/* seconds without a signal that counts as none */
 
 FIXTURE(watched) {
-	char name[64];		/* the directory, relative to the share */
-	char path[128];		/* its path on the client */
+	struct tb_dir d;	/* the watched directory */
 	int fd;
 	sigset_t set;
 };
 
 FIXTURE_SETUP(watched)
 {
-	tb_unique(self->name, sizeof(self->name), "dnt");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server_dir(&self->d, "dnt"));
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->d.path, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 }
 
 FIXTURE_TEARDOWN(watched)
 {
-	char cmd[256];
-
 	if (self->fd >= 0)
 		close(self->fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
-	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
 }
 
 /* A change through a second SMB session, with smbclient. */
@@ -87,79 +77,79 @@ static int got_signal(struct __test_metadata *_metadata, sigset_t *set,
 TEST_F(watched, server_disk_create)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/a", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, server_disk_write)
 {
-	ASSERT_EQ(0, tb_server(NULL, "create %s/w", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/w", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_MODIFY));
-	ASSERT_EQ(0, tb_server(NULL, "write %s/w 1000", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "write %s/w 1000", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, server_disk_delete)
 {
-	ASSERT_EQ(0, tb_server(NULL, "create %s/d", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/d", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
-	ASSERT_EQ(0, tb_server(NULL, "unlink %s/d", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/d", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, server_disk_rename)
 {
-	ASSERT_EQ(0, tb_server(NULL, "create %s/r1", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/r1", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_RENAME));
-	ASSERT_EQ(0, tb_server(NULL, "rename %s/r1 %s/r2", self->name, self->name));
+	ASSERT_EQ(0, tb_server(NULL, "rename %s/r1 %s/r2", self->d.name, self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, server_disk_attrib)
 {
-	ASSERT_EQ(0, tb_server(NULL, "create %s/m", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_ATTRIB));
-	ASSERT_EQ(0, tb_server(NULL, "chmod %s/m 600", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "chmod %s/m 600", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, change_outside_mask_is_silent)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/quiet", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/quiet", self->d.name));
 	EXPECT_SILENCE(self);
 }
 
 TEST_F(watched, second_session_create)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
-	ASSERT_EQ(0, second_session("mkdir %s/sub", self->name));
+	ASSERT_EQ(0, second_session("mkdir %s/sub", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, second_session_delete)
 {
-	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
-	ASSERT_EQ(0, second_session("del %s/x", self->name));
+	ASSERT_EQ(0, second_session("del %s/x", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
 TEST_F(watched, oneshot_then_silent)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/o1", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/o1", self->d.name));
 	EXPECT_SIGNAL(self);
-	ASSERT_EQ(0, tb_server(NULL, "create %s/o2", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/o2", self->d.name));
 	EXPECT_SILENCE(self);
 }
 
 TEST_F(watched, multishot_keeps_signalling)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/m1", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m1", self->d.name));
 	EXPECT_SIGNAL(self);
-	ASSERT_EQ(0, tb_server(NULL, "create %s/m2", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/m2", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
@@ -168,12 +158,12 @@ TEST_F(watched, notify_zero_stops_and_handle_goes)
 	long long opens = -1;
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->d.name));
 	EXPECT_LE(1, opens) TH_LOG("no handle open for the watch on the server");
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/z", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/z", self->d.name));
 	EXPECT_SILENCE(self);
-	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->d.name));
 	/* the fd itself holds no handle open once its listing is done */
 	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) left open on the server", opens);
 }
@@ -183,11 +173,11 @@ TEST_F(watched, close_stops_and_handle_goes)
 	long long opens = -1;
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->d.name));
 	EXPECT_LE(1, opens) TH_LOG("no handle open for the watch on the server");
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
-	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->d.name));
 	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) left open on the server", opens);
 }
 
@@ -198,7 +188,7 @@ TEST_F(watched, two_processes_both_signalled)
 
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		int fd = open(self->path, O_RDONLY | O_DIRECTORY);
+		int fd = open(self->d.path, O_RDONLY | O_DIRECTORY);
 		siginfo_t si;
 
 		if (fd < 0 || fcntl(fd, F_SETSIG, NOTIFY_SIG) ||
@@ -209,7 +199,7 @@ TEST_F(watched, two_processes_both_signalled)
 	}
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
 	usleep(500 * 1000);	/* let the child set its watch */
-	ASSERT_EQ(0, tb_server(NULL, "create %s/both", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/both", self->d.name));
 	EXPECT_SIGNAL(self);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -218,11 +208,11 @@ TEST_F(watched, two_processes_both_signalled)
 
 TEST_F(watched, subdirectory_change_does_not_signal_parent)
 {
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	/* the mkdir itself may still be reported: let it pass */
 	got_signal(_metadata, &self->set, self->fd, 1.0);
-	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/deep", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sub/deep", self->d.name));
 	EXPECT_SILENCE(self);
 }
 
@@ -243,13 +233,13 @@ TEST_F(watched, stat_in_handler_sees_new_file)
 				.sa_flags = SA_SIGINFO | SA_RESTART };
 	double end;
 
-	snprintf(handler_path, sizeof(handler_path), "%s/seen", self->path);
+	snprintf(handler_path, sizeof(handler_path), "%s/seen", self->d.path);
 	/* looked up once before: a stale negative entry must not hide it */
 	ASSERT_NE(0, access(handler_path, F_OK));
 	ASSERT_EQ(0, sigaction(NOTIFY_SIG, &sa, NULL));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
 	ASSERT_EQ(0, sigprocmask(SIG_UNBLOCK, &self->set, NULL));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/seen", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/seen", self->d.name));
 	end = tb_now() + SIGNAL_WAIT;
 	while (!handler_ran && tb_now() < end)
 		usleep(20 * 1000);
@@ -264,15 +254,15 @@ TEST_F(watched, inotify_sees_remote_names)
 	double end;
 	FILE *f;
 
-	snprintf(out, sizeof(out), "/tmp/inotify-%s.log", self->name);
+	snprintf(out, sizeof(out), "/tmp/inotify-%s.log", self->d.name);
 	snprintf(cmd, sizeof(cmd),
 		 "timeout 20 inotifywait -q -m -e create --format %%f '%s' > '%s' 2>/dev/null &",
-		 self->path, out);
+		 self->d.path, out);
 	ASSERT_EQ(0, system(cmd));
 	usleep(1500 * 1000);	/* inotifywait sets its watch */
 	/* the dnotify watch is what asks the server */
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/named-by-server", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/named-by-server", self->d.name));
 	end = tb_now() + SIGNAL_WAIT;
 	while (tb_now() < end) {
 		f = fopen(out, "r");

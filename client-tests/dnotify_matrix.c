@@ -24,8 +24,7 @@
 enum change { CREATE = 1, WRITE = 2, DELETE = 4, RENAME = 8, CHMOD = 16 };
 
 FIXTURE(matrix) {
-	char name[64];
-	char path[128];
+	struct tb_dir d;	/* the watched directory */
 	int fd;
 	sigset_t set;
 };
@@ -73,33 +72,21 @@ FIXTURE_VARIANT_ADD(matrix, dn_attrib) {
 /* A directory on the server with one file, "f", there before the watch. */
 FIXTURE_SETUP(matrix)
 {
-	char f[192];
-
-	tb_unique(self->name, sizeof(self->name), "mx");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/f", self->name));
-	snprintf(f, sizeof(f), "%s", self->path);
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
-	ASSERT_EQ(1, tb_wait_listed(f, "f", 10));
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server_dir(&self->d, "mx"));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/f", self->d.name));
+	ASSERT_EQ(1, tb_wait_listed(self->d.path, "f", 10));
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->d.path, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, variant->flag | DN_MULTISHOT));
 }
 
 FIXTURE_TEARDOWN(matrix)
 {
-	char cmd[256];
-
 	if (self->fd >= 0)
 		close(self->fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
-	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
 }
 
 /* Make the change, then expect a signal or silence as the variant says. */
@@ -113,19 +100,19 @@ static void check(struct __test_metadata *_metadata,
 
 	switch (change) {
 	case CREATE:
-		rc = tb_server(NULL, "create %s/new", self->name);
+		rc = tb_server(NULL, "create %s/new", self->d.name);
 		break;
 	case WRITE:
-		rc = tb_server(NULL, "write %s/f 4096", self->name);
+		rc = tb_server(NULL, "write %s/f 4096", self->d.name);
 		break;
 	case DELETE:
-		rc = tb_server(NULL, "unlink %s/f", self->name);
+		rc = tb_server(NULL, "unlink %s/f", self->d.name);
 		break;
 	case RENAME:
-		rc = tb_server(NULL, "rename %s/f %s/g", self->name, self->name);
+		rc = tb_server(NULL, "rename %s/f %s/g", self->d.name, self->d.name);
 		break;
 	case CHMOD:
-		rc = tb_server(NULL, "chmod %s/f 600", self->name);
+		rc = tb_server(NULL, "chmod %s/f 600", self->d.name);
 		break;
 	}
 	ASSERT_EQ(0, rc);

@@ -21,24 +21,17 @@
 #define SILENCE_WAIT	3.0
 
 FIXTURE(sem) {
-	char name[64];
-	char path[128];
+	struct tb_dir d;	/* the watched directory */
 	int fd;
 	sigset_t set;
 };
 
 FIXTURE_SETUP(sem)
 {
-	tb_unique(self->name, sizeof(self->name), "sem");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server_dir(&self->d, "sem"));
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->d.path, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 }
 
 FIXTURE_TEARDOWN(sem)
@@ -47,10 +40,10 @@ FIXTURE_TEARDOWN(sem)
 
 	if (self->fd >= 0)
 		close(self->fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s-moved'", self->path,
-		 self->path);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s-moved'", self->d.path,
+		 self->d.path);
 	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+		TH_LOG("could not remove %s", self->d.path);
 }
 
 /* The si_fd of the next signal within @seconds, or -1 for none. */
@@ -61,26 +54,14 @@ static int signalled_fd(sigset_t *set, double seconds)
 	return tb_wait_sig(set, seconds, &si) == NOTIFY_SIG ? si.si_fd : -1;
 }
 
-/* Open a watched directory of the share with F_SETSIG set. */
-static int open_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0 && fcntl(fd, F_SETSIG, NOTIFY_SIG)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 TEST_F(sem, second_fnotify_changes_the_mask)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_ATTRIB | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/one", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/one", self->d.name));
 	EXPECT_EQ(-1, signalled_fd(&self->set, SILENCE_WAIT))
 		TH_LOG("a create signalled a DN_ATTRIB watch");
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/two", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/two", self->d.name));
 	EXPECT_EQ(self->fd, signalled_fd(&self->set, SIGNAL_WAIT))
 		TH_LOG("the new mask was not asked of the server");
 }
@@ -90,20 +71,20 @@ TEST_F(sem, several_fds_each_get_their_si_fd)
 	char sub[160];
 	int a, b;
 
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a", self->name));
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/b", self->name));
-	snprintf(sub, sizeof(sub), "%s/a", self->path);
-	ASSERT_EQ(1, tb_wait_listed(self->path, "b", 10));
-	a = open_dir(sub);
-	snprintf(sub, sizeof(sub), "%s/b", self->path);
-	b = open_dir(sub);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/b", self->d.name));
+	snprintf(sub, sizeof(sub), "%s/a", self->d.path);
+	ASSERT_EQ(1, tb_wait_listed(self->d.path, "b", 10));
+	a = tb_open_watchable(sub, NOTIFY_SIG);
+	snprintf(sub, sizeof(sub), "%s/b", self->d.path);
+	b = tb_open_watchable(sub, NOTIFY_SIG);
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
 	ASSERT_EQ(0, fcntl(a, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	ASSERT_EQ(0, fcntl(b, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/b/x", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/b/x", self->d.name));
 	EXPECT_EQ(b, signalled_fd(&self->set, SIGNAL_WAIT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/a/x", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/x", self->d.name));
 	EXPECT_EQ(a, signalled_fd(&self->set, SIGNAL_WAIT));
 	EXPECT_EQ(-1, signalled_fd(&self->set, 1.0));
 	close(a);
@@ -134,7 +115,7 @@ TEST_F(sem, fsetown_child_gets_the_signal_after_fork)
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	ASSERT_EQ(0, fcntl(self->fd, F_SETOWN, pid));
 	ASSERT_EQ(1, write(pipefd[1], "g", 1));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/owned", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/owned", self->d.name));
 	EXPECT_EQ(-1, signalled_fd(&self->set, SILENCE_WAIT))
 		TH_LOG("the parent got the signal F_SETOWN gave the child");
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -146,7 +127,7 @@ TEST_F(sem, fsetown_child_gets_the_signal_after_fork)
 TEST_F(sem, share_root_is_watched)
 {
 	char name[64];
-	int root = open_dir(TB_SHARE_MNT);
+	int root = tb_open_watchable(TB_SHARE_MNT, NOTIFY_SIG);
 
 	ASSERT_LE(0, root);
 	ASSERT_EQ(0, fcntl(root, F_NOTIFY, DN_CREATE));
@@ -172,20 +153,20 @@ TEST_F(sem, watched_directory_deleted_on_server)
 	double t0;
 	int d;
 
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/doomed", self->name));
-	snprintf(sub, sizeof(sub), "%s/doomed", self->path);
-	ASSERT_EQ(1, tb_wait_listed(self->path, "doomed", 10));
-	d = open_dir(sub);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/doomed", self->d.name));
+	snprintf(sub, sizeof(sub), "%s/doomed", self->d.path);
+	ASSERT_EQ(1, tb_wait_listed(self->d.path, "doomed", 10));
+	d = tb_open_watchable(sub, NOTIFY_SIG);
 	ASSERT_LE(0, d);
 	ASSERT_EQ(0, fcntl(d, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "rmdir %s/doomed", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "rmdir %s/doomed", self->d.name));
 	EXPECT_EQ(self->fd, signalled_fd(&self->set, SIGNAL_WAIT))
 		TH_LOG("the parent's watcher did not hear of the rmdir");
 	t0 = tb_now();
 	EXPECT_EQ(0, close(d));
 	EXPECT_GT(10.0, tb_now() - t0);
-	ASSERT_EQ(0, tb_server(&opens, "opens %s/doomed", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s/doomed", self->d.name));
 	EXPECT_EQ(0, opens);
 }
 
@@ -198,17 +179,17 @@ TEST_F(sem, watched_directory_renamed_on_server)
 	long long opens = -1;
 
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "rename %s %s-moved", self->name,
-			       self->name));
+	ASSERT_EQ(0, tb_server(NULL, "rename %s %s-moved", self->d.name,
+			       self->d.name));
 	/* whatever the rename itself reports, let it pass */
 	while (signalled_fd(&self->set, 1.0) >= 0)
 		;
-	ASSERT_EQ(0, tb_server(NULL, "create %s-moved/after", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s-moved/after", self->d.name));
 	EXPECT_EQ(self->fd, signalled_fd(&self->set, SIGNAL_WAIT))
 		TH_LOG("no signal for a change in the renamed directory");
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
-	ASSERT_EQ(0, tb_server(&opens, "opens %s-moved", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s-moved", self->d.name));
 	EXPECT_EQ(0, opens);
 }
 
@@ -229,10 +210,10 @@ TEST_F(sem, long_and_non_ascii_names_reach_inotify)
 	longname[255] = '\0';
 	in = inotify_init1(IN_NONBLOCK);
 	ASSERT_LE(0, in);
-	ASSERT_LE(0, inotify_add_watch(in, self->path, IN_CREATE));
+	ASSERT_LE(0, inotify_add_watch(in, self->d.path, IN_CREATE));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, tb_server(NULL, "create %s/%s", self->name,
+		ASSERT_EQ(0, tb_server(NULL, "create %s/%s", self->d.name,
 				       names[i] ? names[i] : longname));
 	end = tb_now() + SIGNAL_WAIT;
 	while (seen != 7 && tb_now() < end) {

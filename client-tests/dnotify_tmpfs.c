@@ -27,12 +27,9 @@ FIXTURE_SETUP(tmpfs_dir)
 	ASSERT_EQ(0, mkdir(self->dir, 0755));
 	ASSERT_EQ(0, mount("tbtmp", self->dir, "tmpfs", 0, "size=1m"));
 	/* Blocked, so sigtimedwait() collects it: no handler race. */
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->dir, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->dir, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 }
 
 FIXTURE_TEARDOWN(tmpfs_dir)

@@ -3,41 +3,69 @@
  * peers: what other notification clients see of the same server-side
  * changes, so that a failure elsewhere can be told apart: inotifywait on
  * the client's mount sees remote creates and deletes with their names
- * while a dnotify watch asks the server for changes. (smbclient's own
- * "notify" is still to come: under the harness it exits at once.)
+ * while a dnotify watch asks the server for changes, and smbclient's own
+ * "notify" command (Samba's client, a session of its own) sees the same
+ * changes, which shows the server sends them.
  */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "lib/testbed.h"
 #include "kselftest_harness.h"
 
 #define WAIT		15.0
+#define PEER_SECONDS	"60"	/* the peer's own bound: timeout(1) ends it */
 
 FIXTURE(peer) {
-	char name[64];
-	char path[128];
-	char out[160];
+	struct tb_dir d;	/* the watched directory */
+	char out[160];		/* the peer's output */
+	pid_t pid;		/* the peer, leader of its process group */
 };
 
 FIXTURE_SETUP(peer)
 {
-	tb_unique(self->name, sizeof(self->name), "peer");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	snprintf(self->out, sizeof(self->out), "/tmp/%s.out", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
+	ASSERT_EQ(0, tb_server_dir(&self->d, "peer"));
+	snprintf(self->out, sizeof(self->out), "/tmp/%s.out", self->d.name);
+	self->pid = -1;
 }
 
 FIXTURE_TEARDOWN(peer)
 {
-	char cmd[256];
-
+	if (self->pid > 0) {
+		kill(-self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
 	unlink(self->out);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
-	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+}
+
+/*
+ * Start a peer (a shell command line) in a process group of its own, its
+ * stdout and stderr to @out, stdin from /dev/null, bounded by timeout(1);
+ * its pid, or -1.
+ */
+static pid_t start_peer(const char *cmdline, const char *out)
+{
+	char cmd[768];
+	pid_t pid;
+
+	snprintf(cmd, sizeof(cmd), "exec timeout " PEER_SECONDS " %s", cmdline);
+	pid = fork();
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int n = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (o < 0 || n < 0 || dup2(n, 0) < 0 || dup2(o, 1) < 0 ||
+		    dup2(o, 2) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
 }
 
 /* Wait until the file at @path holds @needle; 1 when it does. */
@@ -53,27 +81,81 @@ static int wait_output(const char *path, const char *needle, double seconds)
 	return 0;
 }
 
+/* Wait until smbd holds @n notify requests on @name; 1 when it does. */
+static int wait_server_notifies(const char *name, long long n, double seconds)
+{
+	double end = tb_now() + seconds;
+	long long got;
+
+	do {
+		if (!tb_server(&got, "notifies %s", name) && got == n)
+			return 1;
+		usleep(200 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
+/* Show a peer's output in the test's log, for a failure. */
+static void show_output(struct __test_metadata *_metadata, const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		TH_LOG("peer: %s", strtok(line, "\n") ?: "");
+	fclose(f);
+}
+
 TEST_F_TIMEOUT(peer, inotifywait_sees_server_changes_with_dnotify_armed, 60)
 {
 	char cmd[512];
 	int fd;
 
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 30 inotifywait -q -m -e create -e delete --format '%%e %%f' "
-		 "'%s' > %s 2>/dev/null &", self->path, self->out);
-	ASSERT_EQ(0, system(cmd));
-	usleep(1500 * 1000);
-	fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	/* it prints "Watches established." once its watch is in place */
+	snprintf(cmd, sizeof(cmd), "inotifywait -m -e create -e delete "
+		 "--format '%%e %%f' '%s'", self->d.path);
+	self->pid = start_peer(cmd, self->out);
+	ASSERT_LT(0, self->pid);
+	ASSERT_EQ(1, wait_output(self->out, "Watches established", WAIT))
+		show_output(_metadata, self->out);
+	fd = open(self->d.path, O_RDONLY | O_DIRECTORY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fcntl(fd, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT));
 	signal(SIGIO, SIG_IGN);
-	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
 	EXPECT_EQ(1, wait_output(self->out, "CREATE made", WAIT));
-	ASSERT_EQ(0, tb_server(NULL, "unlink %s/made", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/made", self->d.name));
 	EXPECT_EQ(1, wait_output(self->out, "DELETE made", WAIT));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
 	close(fd);
-	if (system("pkill -f 'inotifywait -q -m -e create -e delete'"))
-		TH_LOG("inotifywait already gone");
+}
+
+/*
+ * smbclient's "notify DIR" prints "ACTION NAME" (action in hex: 0001
+ * added, 0002 removed) for each change, from its own session; line
+ * buffered (stdbuf) so each shows as it comes. Its request is pending once
+ * smbd lists it (smbstatus -N), and only then is the change made.
+ */
+TEST_F_TIMEOUT(peer, smbclient_notify_sees_server_changes, 60)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "stdbuf -oL smbclient -m SMB3 "
+		 "-A /etc/testbed/cifs.cred //server/share -c 'notify %s'",
+		 self->d.name);
+	self->pid = start_peer(cmd, self->out);
+	ASSERT_LT(0, self->pid);
+	ASSERT_EQ(1, wait_server_notifies(self->d.name, 1, WAIT))
+		show_output(_metadata, self->out);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/seen", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "0001 seen", WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/seen", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "0002 seen", WAIT));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
 }
 
 TEST_HARNESS_MAIN

@@ -29,36 +29,26 @@ static const char * const watch_events[] = {
 };
 
 FIXTURE(remote) {
-	char name[64];		/* the directory, relative to the share */
-	char path[128];		/* its path on the client */
+	struct tb_dir d;	/* the watched directory */
 	int fd;
 	sigset_t set;
 };
 
 FIXTURE_SETUP(remote)
 {
-	tb_unique(self->name, sizeof(self->name), "rw");
-	snprintf(self->path, sizeof(self->path), TB_SHARE_MNT "/%s", self->name);
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->name));
-	ASSERT_EQ(1, tb_wait_listed(TB_SHARE_MNT, self->name, 10));
-	sigemptyset(&self->set);
-	sigaddset(&self->set, NOTIFY_SIG);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &self->set, NULL));
-	self->fd = open(self->path, O_RDONLY | O_DIRECTORY);
+	ASSERT_EQ(0, tb_server_dir(&self->d, "rw"));
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->d.path, NOTIFY_SIG);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, fcntl(self->fd, F_SETSIG, NOTIFY_SIG));
 }
 
 FIXTURE_TEARDOWN(remote)
 {
-	char cmd[256];
-
 	if (self->fd >= 0)
 		close(self->fd);
 	umount2(LOCAL_MNT, MNT_DETACH);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->path);
-	if (system(cmd))
-		TH_LOG("could not remove %s", self->path);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
 }
 
 /* 1 when a signal for @fd came within @seconds, 0 when none did. */
@@ -113,13 +103,13 @@ static int trace_watch_events(int on)
 
 TEST_F(remote, debugdata_lists_the_watch_while_it_exists)
 {
-	ASSERT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name));
+	ASSERT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, "Notify:", self->name))
-		TH_LOG("no 'Notify:' line for %s in " DEBUGDATA, self->name);
-	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, self->name, "armed"));
+	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, "Notify:", self->d.name))
+		TH_LOG("no 'Notify:' line for %s in " DEBUGDATA, self->d.name);
+	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, self->d.name, "armed"));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
-	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name))
+	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->d.name))
 		TH_LOG("the watch is still listed after F_NOTIFY 0");
 }
 
@@ -131,15 +121,15 @@ TEST_F(remote, tracepoints_follow_request_rearm_and_cancel)
 		TH_LOG("cannot enable the smb3_notify_watch_* events");
 	ASSERT_EQ(0, tb_write_file(trace, ""));	/* O_TRUNC empties it */
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/traced", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/traced", self->d.name));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
 
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_request", self->name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_request", self->d.name, 1));
 	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done", "status=0x0 ", 1))
 		TH_LOG("no successful completion traced");
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_rearm", self->name, 1));
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_rearm", self->d.name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->d.name, 1));
 	/* closing the handle ends the last request with NOTIFY_CLEANUP */
 	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done",
 			       "status=0x10b ", SIGNAL_WAIT))
@@ -163,16 +153,15 @@ TEST_F(remote, noremotenotify_mount_sees_local_changes_only)
 	EXPECT_EQ(0, tb_file_has_line("/proc/mounts", " " TB_SHARE_MNT " ",
 				      "noremotenotify"));
 
-	snprintf(dir, sizeof(dir), LOCAL_MNT "/%s", self->name);
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(dir, sizeof(dir), LOCAL_MNT "/%s", self->d.name);
+	fd = tb_open_watchable(dir, NOTIFY_SIG);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fcntl(fd, F_SETSIG, NOTIFY_SIG));
 	ASSERT_EQ(0, fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&opens, "opens %s", self->d.name));
 	EXPECT_EQ(0, opens) TH_LOG("%lld handle(s) open on the server", opens);
-	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->name));
+	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->d.name));
 
-	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->d.name));
 	EXPECT_EQ(0, got_signal(_metadata, &self->set, fd, SILENCE_WAIT))
 		TH_LOG("a server-side change was signalled");
 
@@ -198,14 +187,14 @@ TEST_F(remote, reconnect_reopens_the_watch_and_reports_once)
 	TH_LOG("ended %lld smbd process(es) serving this client", n);
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, RECONNECT_WAIT))
 		TH_LOG("no event after the reconnect");
-	EXPECT_EQ(1, wait_line(DEBUGDATA, self->name, "reopens 1", SIGNAL_WAIT))
+	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, "reopens 1", SIGNAL_WAIT))
 		TH_LOG("the watch was not reopened once");
 	EXPECT_EQ(0, got_signal(_metadata, &self->set, self->fd, 1.0))
 		TH_LOG("more than one event for the reconnect");
-	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
 		TH_LOG("no signal for a change after the reconnect");
-	ASSERT_EQ(0, tb_server(&n, "opens %s", self->name));
+	ASSERT_EQ(0, tb_server(&n, "opens %s", self->d.name));
 	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
 }
 

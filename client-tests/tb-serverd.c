@@ -6,24 +6,29 @@
  *
  *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
  *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
- *   touch PATH | stat PATH | exists PATH | opens PATH |
+ *   touch PATH | stat PATH | exists PATH | opens PATH | notifies PATH |
  *   opens-nonotify PATH | disconnect |
- *   mkdirs PREFIX N | touchall PREFIX N NAME | creates DIR N | count DIR
+ *   mkdirs PREFIX N | touchall PREFIX N NAME | creates DIR N | count DIR |
+ *   rmtree DIR
  *
- * (the last four for the load cases: N directories PREFIX-0..N-1, a file
+ * (the last five for the load cases: N directories PREFIX-0..N-1, a file
  * NAME in each, N files DIR/f-0..N-1 as fast as the disk takes them, the
- * number of entries of DIR)
+ * number of entries of DIR, DIR removed with all it holds: far faster on
+ * the server's disk than through the client's mount)
  * ("opens" counts the handles smbd holds open on PATH, from smbstatus;
+ * "notifies" the change-notify requests it has registered on PATH;
  * "opens-nonotify" those of the second smbd, which refuses notification;
  * "disconnect" ends the smbd processes serving the requesting client, whose
- * SMB connection drops and reconnects) and answers "ok [value]" or "err ERRNO message". Paths are relative to
- * the share root; absolute paths and ".." are refused. A test on the client
- * thereby makes a change the client's mount can only learn of from Samba.
+ * SMB connection drops and reconnects) and answers "ok [value]" or
+ * "err ERRNO message". Paths are relative to the share root; absolute paths
+ * and ".." are refused. A test on the client thereby makes a change the
+ * client's mount can only learn of from Samba.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +100,26 @@ static long long count_opens(const char *path, const char *conf)
 }
 
 /*
+ * How many change-notify requests smbd holds registered on share/PATH:
+ * smbstatus -N prints a line "DIR\PID\FILTER\RECURSIVE" for each.
+ */
+static long long count_notifies(const char *path)
+{
+	char line[1024], want[4200];
+	long long n = 0;
+	FILE *p;
+
+	snprintf(want, sizeof(want), "%s/%s\\", share_root, path);
+	p = popen("smbstatus -N 2>/dev/null", "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		n += !strncmp(line, want, strlen(want));
+	pclose(p);
+	return n;
+}
+
+/*
  * End the smbd processes serving connections from @peer (smbstatus -p
  * prints "ipv4:ADDR:PORT"), and wait up to 10 s for them to go; the number
  * of processes, or -1 with errno set.
@@ -156,6 +181,13 @@ static long long bulk(const char *op, const char *a, long n, const char *b)
 		}
 	}
 	return n;
+}
+
+/* nftw() callback of "rmtree": children first, links not followed. */
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	return remove(path);
 }
 
 static long long count_entries(const char *dir)
@@ -222,8 +254,14 @@ static int handle(char *line, const char *peer, long long *val)
 		*val = bulk(op, a, atol(b), c);
 		return *val < 0 ? -1 : 0;
 	}
+	if (!strcmp(op, "rmtree"))
+		return nftw(a, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (!strcmp(op, "count")) {
 		*val = count_entries(a);
+		return *val < 0 ? -1 : 0;
+	}
+	if (!strcmp(op, "notifies")) {
+		*val = count_notifies(a);
 		return *val < 0 ? -1 : 0;
 	}
 	if (!strcmp(op, "opens")) {
@@ -313,6 +351,8 @@ int main(int argc, char **argv)
 		if (c < 0)
 			continue;
 		if (fork() == 0) {
+			/* popen()/pclose() need their child's exit status */
+			signal(SIGCHLD, SIG_DFL);
 			close(s);
 			serve(c);
 			_exit(0);

@@ -10,7 +10,7 @@ systemctl enable testbed-setup.service serial-getty@hvc0.service >/dev/null 2>&1
 systemctl mask apt-daily.timer apt-daily-upgrade.timer man-db.timer \
 	e2scrub_all.timer e2scrub_reap.service fstrim.timer \
 	systemd-timesyncd.service nmbd.service samba-ad-dc.service \
-	serial-getty@ttyS0.service getty@tty1.service \
+	winbind.service serial-getty@ttyS0.service getty@tty1.service \
 	nfs-blkmap.service >/dev/null 2>&1
 # knfsd (and the rpcbind NFSv3 needs) only on the server; the client
 # mounts NFSv3 with nolock, so it needs neither rpcbind nor statd.

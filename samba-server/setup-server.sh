@@ -14,6 +14,8 @@ fi
 mkdir -p "$SHARE_PATH"
 chown "$SMB_USER:$SMB_USER" "$SHARE_PATH"
 chmod 0775 "$SHARE_PATH"
+# the share of the smbd for smbtorture (smb-torture.conf)
+install -d -o "$SMB_USER" -g "$SMB_USER" -m 0775 /srv/torture
 printf '%s\n%s\n' "$SMB_PASS" "$SMB_PASS" | smbpasswd -s -a "$SMB_USER" >/dev/null
 
 mkdir -p "$NFS_PATH"

@@ -30,6 +30,11 @@ class JsonChannel:
     def close(self):
         self.sock.close()
 
+    def _silent(self):
+        # QEMU serves one client per socket: a second one waits unanswered
+        return (f"no answer on {self.path} (is another command, or a test "
+                f"run, using this guest?)")
+
     def __enter__(self):
         return self
 
@@ -54,12 +59,12 @@ class JsonChannel:
                 continue
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(self.path)
+                raise TimeoutError(self._silent())
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(65536)
             except socket.timeout:
-                raise TimeoutError(self.path) from None
+                raise TimeoutError(self._silent()) from None
             if not chunk:
                 raise TestbedError(f"{self.path}: connection closed")
             self.buf += chunk

@@ -2,6 +2,7 @@
 that read JUnit rather than KTAP: one <testsuite> per top-level test
 (program or check), one <testcase> per case nested under it."""
 
+import re
 import xml.etree.ElementTree as ET
 
 from . import ktap
@@ -62,6 +63,13 @@ def _cases(result, body, classname):
     return cases
 
 
+def _seconds(name, body):
+    """The duration the suite notes after a top-level test's output
+    ("# NAME: 12.3s"), as a str, or None."""
+    m = re.search(rf"^\s*# {re.escape(name)}: ([0-9.]+)s$", body, re.M)
+    return m.group(1) if m else None
+
+
 def from_ktap(text, suite_name="cifs-notify-testbed", seconds=None):
     """The JUnit XML (a str) of a KTAP document as the suite writes it."""
     root = ET.Element("testsuites", name=suite_name)
@@ -70,13 +78,19 @@ def from_ktap(text, suite_name="cifs-notify-testbed", seconds=None):
         body = "\n".join(nested)
         suite = ET.SubElement(root, "testsuite", name=top.name)
         counts = [0, 0, 0]
-        for classname, case, output in _cases(top, body, top.name):
-            _case(suite, classname, case.name, case.passed, case.skipped,
-                  case.reason, output)
+        found = _cases(top, body, top.name)
+        secs = _seconds(top.name, body)
+        for classname, case, output in found:
+            tc = _case(suite, classname, case.name, case.passed, case.skipped,
+                       case.reason, output)
+            if secs is not None and len(found) == 1:
+                tc.set("time", secs)
             counts[0 if case.skipped else (1 if not case.passed else 2)] += 1
         suite.set("tests", str(sum(counts)))
         suite.set("failures", str(counts[1]))
         suite.set("skipped", str(counts[0]))
+        if secs is not None:
+            suite.set("time", secs)
         out = ET.SubElement(suite, "system-out")
         out.text = body
         for i in range(3):

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import cases, faults, junit, kernel, ktap, session, vm
+from . import cases, faults, junit, kernel, ktap, session, smbtorture, vm
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
 from .network import SERVER_IP
@@ -40,7 +40,8 @@ def build_tests(cache, repo):
     names = capture(["make", "-s", "-C", repo / "client-tests", "list",
                      f"KSFT_DIR={ksft}"]).split()
     programs = {name: list_cases(out / name) for name in sorted(names)}
-    programs["faults"] = list(faults.FAULTS)     # driven from the host
+    for name, (names, _) in HOST_DRIVEN.items():
+        programs[name] = list(names)
     return out, programs
 
 
@@ -77,10 +78,16 @@ def list_tests(cache, repo):
         print(test_id)
 
 
+# smbd instances besides the main one: (systemd unit, config file, port)
+EXTRA_SMBDS = (
+    ("smbd-nonotify", "smb-nonotify.conf", 4445),  # refuses notification
+    ("smbd-torture", "smb-torture.conf", 4446),    # smbtorture's, no inotify
+)
+
+
 def start_serverd(run, uid):
     """tb-serverd on the server guest, for server-side changes made as the
-    share's user `uid`, and the second smbd that refuses change
-    notification (port 4445)."""
+    share's user `uid`, and the extra smbd instances (EXTRA_SMBDS)."""
     # restarted each time: the binary may have changed since the last run
     code, out, err = vm.guest_exec(
         run, "server", "systemctl stop tb-serverd 2>/dev/null; "
@@ -89,17 +96,18 @@ def start_serverd(run, uid):
         f"{SERVER_IP} {SERVERD_PORT} {uid}", timeout=30)
     if code != 0:
         raise TestbedError(f"tb-serverd did not start on the server: {err}")
-    code, out, err = vm.guest_exec(
-        run, "server", "systemctl is-active -q smbd-nonotify || { "
-        "mkdir -p /run/samba-nonotify/lock /run/samba-nonotify/state "
-        "/run/samba-nonotify/cache /run/samba-nonotify/ncalrpc && "
-        "systemd-run --quiet --unit=smbd-nonotify smbd --foreground "
-        "--no-process-group --configfile=/mnt/testbed/smb-nonotify.conf; }; "
-        "for i in $(seq 60); do ss -lnt | grep -q ':4445 ' && exit 0; "
-        "sleep 0.5; done; exit 1", timeout=60)
-    if code != 0:
-        raise TestbedError("the second smbd (change notify = no, port 4445) "
-                           f"did not start on the server: {err}")
+    for unit, conf, port in EXTRA_SMBDS:
+        state = f"/run/{unit.replace('smbd-', 'samba-')}"
+        code, out, err = vm.guest_exec(
+            run, "server", f"systemctl is-active -q {unit} || {{ mkdir -p "
+            f"{state}/lock {state}/state {state}/cache {state}/ncalrpc && "
+            f"systemd-run --quiet --unit={unit} smbd --foreground "
+            f"--no-process-group --configfile=/mnt/testbed/{conf}; }}; "
+            f"for i in $(seq 60); do ss -lnt | grep -q ':{port} ' && exit 0; "
+            "sleep 0.5; done; exit 1", timeout=60)
+        if code != 0:
+            raise TestbedError(f"{unit} ({conf}, port {port}) did not start "
+                               f"on the server: {err}")
 
 
 def run_case(run, program, case):
@@ -136,9 +144,18 @@ def _tb_env():
                    if re.fullmatch(r"TB_[A-Z0-9_]+", k))
 
 
-def run_fault(run, case):
-    """(ok, output, reason, counts) of a host-driven fault case."""
-    return _marked(run, f"faults.{case}", lambda: faults.run_fault(run, case))
+# Programs the host drives rather than the client guest: their cases, and
+# the function that runs one, (ok, output, reason, counts).
+HOST_DRIVEN = {
+    "faults": (faults.FAULTS, faults.run_fault),
+    "smbtorture": (smbtorture.SUITES, smbtorture.run_case),
+}
+
+
+def run_host_case(run, program, case):
+    """(ok, output, reason, counts) of a host-driven case, between markers."""
+    fn = HOST_DRIVEN[program][1]
+    return _marked(run, f"{program}.{case}", lambda: fn(run, case))
 
 
 def _marked(run, test_id, body, markers=True):
@@ -244,9 +261,9 @@ def _entries(run, state, chosen, checks, repeat):
     for i in range(1, repeat + 1):
         suffix = f"#{i}" if repeat > 1 else ""
         for program, picked in chosen.items():
-            if program == "faults":
-                entries += [(f"faults.{case}{suffix}",
-                             lambda c=case: run_fault(run, c))
+            if program in HOST_DRIVEN:
+                entries += [(f"{program}.{case}{suffix}",
+                             lambda p=program, c=case: run_host_case(run, p, c))
                             for case in picked]
                 continue
             entries += [(f"{program}.{case}{suffix}",

@@ -81,3 +81,12 @@ def test_a_check_without_cases_is_its_own_case():
 def test_empty_document_gives_an_empty_report():
     root, by_name = suites(junit.from_ktap(""))
     assert by_name == {} and root.get("tests") == "0"
+
+
+def test_a_cases_duration_becomes_its_time():
+    doc = ("KTAP version 1\n1..1\n    TAP version 13\n    1..1\n"
+           "    ok 1 w.create\n    # dnotify_cifs.w.create: 4.2s\n"
+           "ok 1 dnotify_cifs.w.create\n")
+    root, by_name = suites(junit.from_ktap(doc))
+    assert by_name["dnotify_cifs.w.create"].get("time") == "4.2"
+    assert root.find(".//testcase").get("time") == "4.2"

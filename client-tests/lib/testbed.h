@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,58 @@ static inline int tb_write_file(const char *path, const char *val)
 	if (fclose(f) && !rc)
 		rc = -errno;
 	return rc;
+}
+
+/*
+ * The directory a test watches: made on the server's own disk, so the
+ * client's cache knows nothing of it yet, with its name relative to the
+ * share and its path on the client.
+ */
+struct tb_dir {
+	char name[64];
+	char path[128];
+};
+
+/* Make a fresh tb_dir on the server and wait until the client lists it. */
+static inline int tb_server_dir(struct tb_dir *d, const char *prefix)
+{
+	tb_unique(d->name, sizeof(d->name), prefix);
+	snprintf(d->path, sizeof(d->path), TB_SHARE_MNT "/%s", d->name);
+	if (tb_server(NULL, "mkdir %s", d->name))
+		return -1;
+	return tb_wait_listed(TB_SHARE_MNT, d->name, 10) ? 0 : -1;
+}
+
+/* Remove a test's tree through the client's mount; 0 or -1. */
+static inline int tb_remove_tree(const char *path)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	return system(cmd) ? -1 : 0;
+}
+
+/*
+ * Block `sig` and make `set` hold it alone, for tb_wait_sig(): blocked
+ * before the watch is set, a signal that comes early is kept, not lost.
+ */
+static inline int tb_block_signal(sigset_t *set, int sig)
+{
+	sigemptyset(set);
+	sigaddset(set, sig);
+	return sigprocmask(SIG_BLOCK, set, NULL);
+}
+
+/* Open a directory for F_NOTIFY with its signal set to `sig`; fd or -1. */
+static inline int tb_open_watchable(const char *path, int sig)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+
+	if (fd >= 0 && fcntl(fd, F_SETSIG, sig)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 #endif /* TESTBED_H */
