@@ -15,8 +15,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
-from testbed import (cache, kernel, network, series_check, session, shell,  # noqa: E402
-                     steps, suite, vm)
+from testbed import (cache, capture_command, kernel, series_check,  # noqa: E402
+                     session, shell, steps, suite, vm)
 from testbed.errors import TestbedError, UsageError  # noqa: E402
 
 
@@ -76,14 +76,9 @@ def _run_dir(root, name):
 
 
 def cmd_pcap(args, root):
-    run = _run_dir(root, args.run)
-    pcap = run / "client.pcap"
-    if args.path:
-        print(pcap)
-        return 0
-    for line in network.pcap_summary(pcap):
-        print(line)
-    return 0
+    return capture_command.pcap_command(_run_dir(root, args.run), args.k,
+                                        args.notify, args.svg, args.path,
+                                        args.raw)
 
 
 def cmd_kernel(args, root):
@@ -149,9 +144,23 @@ def parser():
     s.add_argument("command", nargs="+")
     s.add_argument("--timeout", type=int, default=120)
     s.set_defaults(fn=cmd_exec)
-    s = sub.add_parser("pcap", help="summary of a run's SMB2 traffic")
+    s = sub.add_parser("pcap", help="timeline of a run's SMB2 traffic and "
+                       "test markers, notify latencies, a sequence diagram")
     s.add_argument("run", nargs="?", help="run directory name (default latest)")
-    s.add_argument("--path", action="store_true", help="print the pcap's path")
+    s.add_argument("-k", metavar="TEST",
+                   help="only the frames between this test's begin and end "
+                        "markers (shell pattern or substring of the ids)")
+    s.add_argument("--notify", action="store_true",
+                   help="only CHANGE_NOTIFY, its responses, CANCEL and the "
+                        "CREATE/CLOSE of the watched handles, and markers")
+    s.add_argument("--svg", metavar="FILE",
+                   help="write a sequence diagram of the selection's notify "
+                        "conversation to FILE")
+    s.add_argument("--path", action="store_true",
+                   help="print the capture's path, then the per-test slices "
+                        "(with -k: the matching slices only)")
+    s.add_argument("--raw", nargs=argparse.REMAINDER, metavar="TSHARK-ARGS",
+                   help="run 'tshark -r CAPTURE TSHARK-ARGS...' (last option)")
     s.set_defaults(fn=cmd_pcap)
     s = sub.add_parser("kernel", help="kernel developer's loop")
     s.add_argument("action", choices=("path", "build", "export", "reset",

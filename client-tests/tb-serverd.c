@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mark.h"
+
 #define MAX_LINE 4096
 
 static const char *share_root = "/srv/share";
@@ -282,6 +284,32 @@ static int handle(char *line, const char *peer, long long *val)
 	return -1;
 }
 
+/*
+ * A change about to be made on the server's disk, marked on the wire
+ * ("TBMARK change - op=OP path=PATH") just before it is made: the capture
+ * then times the server's CHANGE_NOTIFY response from the change that
+ * caused it (marked after, the marker could trail the response). Queries
+ * are not marked.
+ */
+static void mark_change(const char *asked)
+{
+	static const char * const changes[] = {
+		"create", "write", "truncate", "unlink", "rename", "mkdir",
+		"rmdir", "chmod", "touch", "mkdirs", "touchall", "creates",
+		"rmtree",
+	};
+	char op[32], path[256];
+	size_t i;
+
+	if (sscanf(asked, "%31s %255s", op, path) != 2)
+		return;
+	for (i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
+		if (!strcmp(op, changes[i])) {
+			tb_mark("change", NULL, "op=%s path=%s", op, path);
+			return;
+		}
+}
+
 static void serve(int c)
 {
 	struct sockaddr_in sa;
@@ -296,10 +324,12 @@ static void serve(int c)
 		return;
 	}
 	while (fgets(line, sizeof(line), in)) {
-		char reply[256];
+		char reply[256], asked[MAX_LINE];
 		long long val;
 		int n;
 
+		snprintf(asked, sizeof(asked), "%s", line);
+		mark_change(asked);
 		if (handle(line, peer, &val) == 0)
 			n = val >= 0 ? snprintf(reply, sizeof(reply), "ok %lld\n", val)
 				     : snprintf(reply, sizeof(reply), "ok\n");
@@ -314,7 +344,7 @@ static void serve(int c)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = { .sin_family = AF_INET }, mark;
 	int one = 1, s;
 
 	if (argc != 4) {
@@ -334,6 +364,9 @@ int main(int argc, char **argv)
 	}
 	umask(002);
 	signal(SIGCHLD, SIG_IGN);
+	/* the marker address read once, here: not on the way to a change */
+	if (tb_mark_addr(&mark))
+		fprintf(stderr, "tb-serverd: no marker address, no markers\n");
 	sa.sin_port = htons(atoi(argv[2]));
 	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1) {
 		fprintf(stderr, "bad address %s\n", argv[1]);

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mark.h"
+
 static void say(FILE *log, const char *fmt, int val)
 {
 	fprintf(log, fmt, val);
@@ -27,6 +29,7 @@ int main(int argc, char **argv)
 {
 	int sig = SIGRTMIN + 2, fd;
 	struct timespec ts = { 0, 0 };
+	struct sockaddr_in sa;
 	time_t end;
 	sigset_t set;
 	siginfo_t si;
@@ -44,6 +47,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	tb_mark_addr(&sa);	/* read once now, not after each signal */
 	fd = open(argv[1], O_RDONLY | O_DIRECTORY);
 	if (fd < 0 || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT)) {
@@ -54,8 +58,11 @@ int main(int argc, char **argv)
 	end = time(NULL) + atoi(argv[3]);
 	while (time(NULL) < end) {
 		ts.tv_sec = 1;
-		if (sigtimedwait(&set, &si, &ts) == sig)
+		if (sigtimedwait(&set, &si, &ts) == sig) {
 			say(log, "sig fd=%d\n", si.si_fd);
+			tb_mark("signal", tb_test_id(), "sig=%d fd=%d", sig,
+				si.si_fd);
+		}
 	}
 	return 0;
 }

@@ -10,7 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import cases, faults, junit, kernel, ktap, session, smbtorture, vm
+from . import (cases, capture_slices, faults, junit, kernel, ktap, session,
+               smbtorture, vm)
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
 from .network import SERVER_IP
@@ -18,6 +19,7 @@ from .steps import Phase, capture, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
 SERVERD_PORT = 7070
+BIN = "/mnt/testbed/bin"       # client-tests' binaries, in both guests
 
 
 def _ksft_dir(cache):
@@ -92,7 +94,7 @@ def start_serverd(run, uid):
     code, out, err = vm.guest_exec(
         run, "server", "systemctl stop tb-serverd 2>/dev/null; "
         "systemctl reset-failed tb-serverd 2>/dev/null; systemd-run "
-        "--quiet --unit=tb-serverd /mnt/testbed/bin/tb-serverd "
+        f"--quiet --unit=tb-serverd {BIN}/tb-serverd "
         f"{SERVER_IP} {SERVERD_PORT} {uid}", timeout=30)
     if code != 0:
         raise TestbedError(f"tb-serverd did not start on the server: {err}")
@@ -119,10 +121,9 @@ def run_case(run, program, case):
     def body():
         # the markers in the same call: one guest round trip per case
         code, out, err = vm.guest_exec(
-            run, "client", f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg; "
-            f"{_tb_env()}/mnt/testbed/bin/{program} -r {case}; rc=$?; "
-            f"echo '{MARK_END}{test_id} rc='$rc > /dev/kmsg; exit $rc",
-            timeout=CASE_SECONDS)
+            run, "client", f"{_begin(test_id)}; TB_TEST_ID={test_id} "
+            f"{_tb_env()}{BIN}/{program} -r {case}; rc=$?; "
+            f"{_end(test_id, 'rc=$rc')}; exit $rc", timeout=CASE_SECONDS)
         plan, results = ktap.parse(out)
         ok, why = ktap.verdict(plan, results, code)
         if code == 124:
@@ -135,6 +136,20 @@ def run_case(run, program, case):
             counts = (0, 0, 1)
         return ok, text + f"# exit {code}\n", why, counts
     return _marked(run, test_id, body, markers=False)
+
+
+def _begin(test_id):
+    """Shell commands in the client that mark a test's start: on its kernel
+    log (to tell splats apart) and on the wire (to cut the capture)."""
+    return (f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg; "
+            f"{BIN}/tb-mark begin {test_id}")
+
+
+def _end(test_id, extra=""):
+    """The same for a test's end, with `extra` (KEY=VALUE words, shell
+    expanded) on both markers."""
+    return (f"{BIN}/tb-mark end {test_id} {extra}; "
+            f"echo \"{MARK_END}{test_id} {extra}\" > /dev/kmsg")
 
 
 def _tb_env():
@@ -167,14 +182,12 @@ def _marked(run, test_id, body, markers=True):
         console = vm.paths(run, role)["console"]
         offsets[role] = console.stat().st_size if console.exists() else 0
     if markers:
-        vm.guest_exec(run, "client",
-                      f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg", timeout=20)
+        vm.guest_exec(run, "client", _begin(test_id), timeout=20)
     t0 = time.monotonic()
     ok, text, why, counts = body()
     secs = time.monotonic() - t0
     if markers:
-        vm.guest_exec(run, "client",
-                      f"echo '{MARK_END}{test_id}' > /dev/kmsg", timeout=20)
+        vm.guest_exec(run, "client", _end(test_id), timeout=20)
     for role in vm.ROLES:
         splats = _new_splats(vm.paths(run, role)["console"], offsets[role])
         if splats:
@@ -282,6 +295,18 @@ def _entries(run, state, chosen, checks, repeat):
     return entries
 
 
+def _slice_capture(run):
+    """Cut the run's capture into one file per test at the markers the
+    tests sent; a note for the closing line. A capture that cannot be cut
+    costs the slices, not the results."""
+    try:
+        slices = capture_slices.write_slices(
+            run / "client.pcap", run / capture_slices.SLICES_DIR)
+    except (TestbedError, OSError, subprocess.SubprocessError) as e:
+        return f" (not cut into tests: {e})"
+    return f", cut into {len(slices)} in {run / capture_slices.SLICES_DIR}"
+
+
 def _dead_guest(run):
     """Why the testbed cannot go on (a guest gone, or its agent silent for
     10 s), or None when both guests still answer."""
@@ -363,7 +388,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
         junit.from_ktap(document, seconds=time.monotonic() - t0))
     print(closing, flush=True)
     say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
-        f"capture: {run / 'client.pcap'}")
+        f"capture: {run / 'client.pcap'}{_slice_capture(run)}")
     if dead:
         say(f"{dead}: stopping the testbed")
         session.down(cache)

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mark.h"
+
 #define TB_SHARE_MNT	"/mnt/share"
 #define TB_ENV_FILE	"/mnt/testbed/testbed.env"
 #define TB_SERVER_PORT	7070
@@ -148,7 +150,8 @@ static inline int tb_wait_listed(const char *dir, const char *name, double secon
 
 /*
  * Wait at most `seconds` for a signal of `set` (blocked by the caller, so
- * none is lost between the change and the wait); its number, or -1.
+ * none is lost between the change and the wait); its number, or -1. A
+ * signal received is marked on the wire, for the capture's latencies.
  */
 static inline int tb_wait_sig(const sigset_t *set, double seconds, siginfo_t *si)
 {
@@ -156,8 +159,11 @@ static inline int tb_wait_sig(const sigset_t *set, double seconds, siginfo_t *si
 		.tv_sec = (time_t)seconds,
 		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
 	};
+	int sig = sigtimedwait(set, si, &ts);
 
-	return sigtimedwait(set, si, &ts);
+	if (sig > 0)
+		tb_mark("signal", tb_test_id(), "sig=%d fd=%d", sig, si->si_fd);
+	return sig;
 }
 
 /*
@@ -227,9 +233,14 @@ static inline int tb_remove_tree(const char *path)
 /*
  * Block `sig` and make `set` hold it alone, for tb_wait_sig(): blocked
  * before the watch is set, a signal that comes early is kept, not lost.
+ * The marker address is read now too, so that marking a signal later
+ * costs a datagram, not a file read.
  */
 static inline int tb_block_signal(sigset_t *set, int sig)
 {
+	struct sockaddr_in sa;
+
+	tb_mark_addr(&sa);
 	sigemptyset(set);
 	sigaddset(set, sig);
 	return sigprocmask(SIG_BLOCK, set, NULL);
