@@ -145,7 +145,7 @@ class GuestAgent(JsonChannel):
                 raise TestbedError(f"guest command did not end in {timeout}s: "
                                    f"{' '.join(argv)[:200]}")
             time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+            delay = min(delay * 2, 0.2)   # a short case should not wait long
         out = base64.b64decode(st.get("out-data", ""))
         err = base64.b64decode(st.get("err-data", ""))
         code = st.get("exitcode")

@@ -106,7 +106,7 @@ def ktap_of(text):
 
 
 COMMAND = (". /mnt/testbed/testbed.conf; smbtorture //127.0.0.1/torture -p 4446 "
-           "-U \"$SMB_USER%$SMB_PASS\" --option=torture:numops=20 smb2.notify "
+           "-U \"$SMB_USER%$SMB_PASS\" --option=torture:numops=10 smb2.notify "
            "2>&1")
 
 
