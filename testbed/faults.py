@@ -57,7 +57,7 @@ class Watch:
               f"{FAULT_MNT} || mount -t cifs //server/share {FAULT_MNT} -o "
               "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred")
         _must(self.run, "client", f"mkdir {self.path}; : > {WATCH_LOG}; "
-              f"TB_TEST_ID=faults.{self.name} setsid /mnt/testbed/bin/tb-watch "
+              f"TB_TEST_ID=faults.{self.name} setsid {vm.CLIENT_BIN}/tb-watch "
               f"{self.path} {WATCH_LOG} 600 "
               "</dev/null >/dev/null 2>&1 &")
         _poll("the watcher's F_NOTIFY", lambda: "ready" in self.log(), 60)

@@ -19,7 +19,8 @@ from .steps import Phase, capture, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
 SERVERD_PORT = 7070
-BIN = "/mnt/testbed/bin"       # client-tests' binaries, in both guests
+BIN = vm.GUEST_BIN
+CLIENT_BIN = vm.CLIENT_BIN
 
 
 def _ksft_dir(cache):
@@ -122,7 +123,7 @@ def run_case(run, program, case):
         # the markers in the same call: one guest round trip per case
         code, out, err = vm.guest_exec(
             run, "client", f"{_begin(test_id)}; TB_TEST_ID={test_id} "
-            f"{_tb_env()}{BIN}/{program} -r {case}; rc=$?; "
+            f"{_tb_env()}{CLIENT_BIN}/{program} -r {case}; rc=$?; "
             f"{_end(test_id, 'rc=$rc')}; exit $rc", timeout=CASE_SECONDS)
         plan, results = ktap.parse(out)
         ok, why = ktap.verdict(plan, results, code)
@@ -142,13 +143,13 @@ def _begin(test_id):
     """Shell commands in the client that mark a test's start: on its kernel
     log (to tell splats apart) and on the wire (to cut the capture)."""
     return (f"echo '{MARK_BEGIN}{test_id}' > /dev/kmsg; "
-            f"{BIN}/tb-mark begin {test_id}")
+            f"{CLIENT_BIN}/tb-mark begin {test_id}")
 
 
 def _end(test_id, extra=""):
     """The same for a test's end, with `extra` (KEY=VALUE words, shell
     expanded) on both markers."""
-    return (f"{BIN}/tb-mark end {test_id} {extra}; "
+    return (f"{CLIENT_BIN}/tb-mark end {test_id} {extra}; "
             f"echo \"{MARK_END}{test_id} {extra}\" > /dev/kmsg")
 
 
@@ -354,6 +355,10 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     chosen, checks = choose_cases(programs, pattern)
     shutil.copytree(bindir, run / "staging" / "bin", dirs_exist_ok=True)
     start_serverd(run, session.read_conf(repo)["SMB_UID"])
+    code, _, err = vm.guest_exec(run, "client", f"rm -rf {CLIENT_BIN} && "
+                                 f"cp -a {BIN} {CLIENT_BIN}", timeout=120)
+    if code != 0:
+        raise TestbedError(f"could not copy the tests to the client: {err}")
     report = ktap.Report()
     entries = _entries(run, state, chosen, checks, repeat)
     out_lines = [report.header(len(entries))]

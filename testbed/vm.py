@@ -24,6 +24,12 @@ ROLES = ("server", "client")
 MEMORY_MIB = {"server": 1024, "client": 1536}
 ENV_ACCEL = "TESTBED_ACCEL"
 KVM_PROBE_SECONDS = 30
+# client-tests' binaries in the guests: the read-only 9p staging folder,
+# and the client's copy of them on its tmpfs that the suite makes at the
+# start of each run (executing a static binary from 9p reads all of it
+# through 9p each time: about 0.5 s a test case under TCG).
+GUEST_BIN = "/mnt/testbed/bin"
+CLIENT_BIN = "/run/testbed-bin"
 KVM_CPU = ["-cpu", "host", "-smp", "2"]
 TCG_CPU = ["-cpu", "max", "-smp", "1"]
 
