@@ -81,6 +81,20 @@ static int wait_line(const char *path, const char *a, const char *b,
 	return 0;
 }
 
+/* Poll until no line of @path holds @a and @b, for at most @seconds. */
+static int wait_gone(const char *path, const char *a, const char *b,
+		     double seconds)
+{
+	double end = tb_now() + seconds;
+
+	do {
+		if (tb_file_has_line(path, a, b) == 0)
+			return 1;
+		usleep(100 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
 /* Turn the watch tracepoints on or off; 0 or -errno. */
 static int trace_watch_events(int on)
 {
@@ -109,7 +123,8 @@ TEST_F(remote, debugdata_lists_the_watch_while_it_exists)
 		TH_LOG("no 'Notify:' line for %s in " DEBUGDATA, self->d.name);
 	EXPECT_EQ(1, tb_file_has_line(DEBUGDATA, self->d.name, "armed"));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
-	EXPECT_EQ(0, tb_file_has_line(DEBUGDATA, "Notify:", self->d.name))
+	/* the watch ends without making F_NOTIFY 0 wait for the server */
+	EXPECT_EQ(1, wait_gone(DEBUGDATA, "Notify:", self->d.name, SIGNAL_WAIT))
 		TH_LOG("the watch is still listed after F_NOTIFY 0");
 }
 
@@ -129,7 +144,8 @@ TEST_F(remote, tracepoints_follow_request_rearm_and_cancel)
 	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done", "status=0x0 ", 1))
 		TH_LOG("no successful completion traced");
 	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_rearm", self->d.name, 1));
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->d.name, 1));
+	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->d.name,
+			       SIGNAL_WAIT));
 	/* closing the handle ends the last request with NOTIFY_CLEANUP */
 	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done",
 			       "status=0x10b ", SIGNAL_WAIT))
@@ -165,14 +181,22 @@ TEST_F(remote, noremotenotify_mount_sees_local_changes_only)
 	EXPECT_EQ(0, got_signal(_metadata, &self->set, fd, SILENCE_WAIT))
 		TH_LOG("a server-side change was signalled");
 
-	/*
-	 * O_EXCL: without it cifs_atomic_open() cannot tell a create from an
-	 * open (FILE_OPEN_IF) and reports no create to fsnotify, today.
-	 */
 	snprintf(file, sizeof(file), "%s/local", dir);
 	ASSERT_EQ(0, close(open(file, O_CREAT | O_EXCL | O_WRONLY, 0644)));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, fd, SIGNAL_WAIT))
 		TH_LOG("a change through the mount itself was not signalled");
+	/*
+	 * Without O_EXCL too: the server's CreateAction says the open made
+	 * the file (before the series, cifs_atomic_open() reported no create).
+	 */
+	snprintf(file, sizeof(file), "%s/local-no-excl", dir);
+	ASSERT_EQ(0, close(open(file, O_CREAT | O_WRONLY, 0644)));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, fd, SIGNAL_WAIT))
+		TH_LOG("a create without O_EXCL was not signalled");
+	/* opening it again creates nothing */
+	ASSERT_EQ(0, close(open(file, O_CREAT | O_WRONLY, 0644)));
+	EXPECT_EQ(0, got_signal(_metadata, &self->set, fd, SILENCE_WAIT))
+		TH_LOG("an open of an existing file was signalled as a create");
 	close(fd);
 	EXPECT_EQ(0, umount(LOCAL_MNT));
 }

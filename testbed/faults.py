@@ -17,6 +17,8 @@ FAULT_MNT = "/mnt/fault"
 WATCH_LOG = "/tmp/tb-watch.log"
 RECOVERY_SECONDS = 90          # reconnect + reopen + a change, under TCG
 LINK_DOWN_SECONDS = 20
+KILLED_EXIT_SECONDS = 5        # a SIGKILLed watcher is gone within this
+MOUNT_OPTS = "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred"
 
 
 def _sh(run, role, cmd, timeout=60):
@@ -47,16 +49,21 @@ def _poll(what, check, seconds):
 class Watch:
     """A tb-watch process on a directory of the fault mount."""
 
-    def __init__(self, run, name):
-        self.run, self.name = run, name
+    def __init__(self, run, name, opts=MOUNT_OPTS):
+        self.run, self.name, self.opts = run, name, opts
         self.dir = f"fault-{name}-{int(time.time())}"
         self.path = f"{FAULT_MNT}/{self.dir}"
 
     def start(self):
         _must(self.run, "client", f"mkdir -p {FAULT_MNT}; mountpoint -q "
               f"{FAULT_MNT} || mount -t cifs //server/share {FAULT_MNT} -o "
-              "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred")
-        _must(self.run, "client", f"mkdir {self.path}; : > {WATCH_LOG}; "
+              f"{self.opts}")
+        _must(self.run, "client", f"mkdir {self.path}")
+        self.spawn()
+
+    def spawn(self):
+        """Start tb-watch on the directory; wait until its F_NOTIFY is set."""
+        _must(self.run, "client", f": > {WATCH_LOG}; "
               f"TB_TEST_ID=faults.{self.name} setsid {vm.CLIENT_BIN}/tb-watch "
               f"{self.path} {WATCH_LOG} 600 "
               "</dev/null >/dev/null 2>&1 &")
@@ -169,26 +176,92 @@ def umount_with_watch(run, w):
     return notes
 
 
+def _stop_smbd(run):
+    _must(run, "server", "systemctl stop smbd", 120)
+
+
+def _start_smbd(run):
+    _must(run, "server", "systemctl reset-failed smbd; systemctl start smbd",
+          120)
+
+
+def hard_mount_watcher_sigkilled(run, w):
+    """The watcher of a hard mount whose server has stopped is SIGKILLed:
+    it is gone within KILLED_EXIT_SECONDS (closing its watch never waits
+    for the server); once smbd is back a new watcher is signalled."""
+    _stop_smbd(run)
+    notes = ["smbd stopped"]
+    try:
+        time.sleep(2)
+        t0 = time.monotonic()
+        w.kill()
+        secs = _poll(f"the SIGKILLed watcher's exit within "
+                     f"{KILLED_EXIT_SECONDS}s", lambda: not w.alive(),
+                     KILLED_EXIT_SECONDS)
+        notes.append(f"watcher SIGKILLed, gone in {time.monotonic() - t0:.1f}s "
+                     f"(polled {secs:.1f}s)")
+    finally:
+        _start_smbd(run)
+    notes.append("smbd started again")
+    w.spawn()
+    notes.append("a new watcher on the same hard mount")
+    return notes
+
+
+def umount_force_server_stopped(run, w):
+    """umount -f with a watch armed and the server stopped: each step is
+    bounded, and the watches and their requests end with the mount."""
+    _stop_smbd(run)
+    notes = ["smbd stopped"]
+    try:
+        t0 = time.monotonic()
+        code, out = _sh(run, "client", f"umount -f {FAULT_MNT}", 60)
+        notes.append(f"umount -f: exit {code} in {time.monotonic() - t0:.1f}s")
+        t0 = time.monotonic()
+        w.kill()
+        _poll("the watcher's exit", lambda: not w.alive(),
+              KILLED_EXIT_SECONDS)
+        notes.append(f"watcher SIGKILLed, gone in "
+                     f"{time.monotonic() - t0:.1f}s")
+        t0 = time.monotonic()
+        _sh(run, "client", f"mountpoint -q {FAULT_MNT} && umount -f "
+            f"{FAULT_MNT}", 60)
+        code, _ = _sh(run, "client", f"mountpoint -q {FAULT_MNT}", 20)
+        if code == 0:
+            raise TestbedError(f"{FAULT_MNT} still mounted after umount -f")
+        notes.append(f"unmounted in {time.monotonic() - t0:.1f}s")
+    finally:
+        _start_smbd(run)
+    notes.append("smbd started again")
+    return notes
+
+
 def watcher_sigkilled(run, w):
     w.kill()
     _poll("the watcher's exit", lambda: not w.alive(), 30)
     return ["watcher killed with SIGKILL while its request was pending"]
 
 
-# name -> (fault, whether the watcher outlives it)
+HARD_OPTS = MOUNT_OPTS + ",hard"
+
+# name -> (fault, whether the watcher outlives it, mount options)
 FAULTS = {
-    "smbd_restarted": (smbd_restarted, True),
-    "link_down_20s": (link_down_20s, True),
-    "smbd_killed_hard": (smbd_killed_hard, True),
-    "umount_with_watch": (umount_with_watch, False),
-    "watcher_sigkilled": (watcher_sigkilled, False),
+    "smbd_restarted": (smbd_restarted, True, MOUNT_OPTS),
+    "link_down_20s": (link_down_20s, True, MOUNT_OPTS),
+    "smbd_killed_hard": (smbd_killed_hard, True, MOUNT_OPTS),
+    "umount_with_watch": (umount_with_watch, False, MOUNT_OPTS),
+    "watcher_sigkilled": (watcher_sigkilled, False, MOUNT_OPTS),
+    "hard_mount_watcher_sigkilled": (hard_mount_watcher_sigkilled, True,
+                                     HARD_OPTS),
+    "umount_force_server_stopped": (umount_force_server_stopped, False,
+                                    HARD_OPTS),
 }
 
 
 def run_fault(run, name):
     """(ok, output, reason, counts) of one fault case."""
-    fault, survives = FAULTS[name]
-    w = Watch(run, name)
+    fault, survives, opts = FAULTS[name]
+    w = Watch(run, name, opts)
     lines = []
     try:
         w.start()

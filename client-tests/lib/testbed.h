@@ -117,6 +117,27 @@ static inline int tb_server(long long *val, const char *fmt, ...)
 	return -err;
 }
 
+/*
+ * Wait until smbd holds @want handles on share/@name: a watch ends without
+ * making its closer wait for the server, so its handle goes shortly after.
+ * The count it last had, or -1.
+ */
+static inline long long tb_wait_opens(const char *name, long long want,
+				      double seconds)
+{
+	double end = tb_now() + seconds;
+	long long n = -1;
+
+	do {
+		if (tb_server(&n, "opens %s", name))
+			n = -1;
+		if (n == want)
+			break;
+		usleep(250 * 1000);
+	} while (tb_now() < end);
+	return n;
+}
+
 /* Whether a directory lists `name` now. */
 static inline int tb_dir_lists(const char *dir, const char *name)
 {

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inotify_cifs: inotify and fanotify watchers of a CIFS directory hear of
+ * changes made on the server (its own disk, or a second SMB session), with
+ * no F_NOTIFY anywhere: one event per change, with the child's name and
+ * IN_ISDIR/FAN_ONDIR where the child is a directory, as a local change
+ * gives.  /mnt/share is mounted with remoteinotify (every watcher hears the
+ * server); a second mount without it shows that a watcher which did not
+ * opt in sees only local changes, and that a fanotify group opts in with
+ * FAN_REPORT_REMOTE.  Local changes with remote watching on give exactly
+ * the events tmpfs gives for the same operations: the server's echo of
+ * them is not reported a second time.  inotify, fanotify and dnotify on
+ * one directory share one server handle, which goes with the last of them.
+ *
+ * On a kernel without the series, or with v1, each case fails: no remote
+ * event reaches inotify or fanotify without F_NOTIFY (v1: with one, echoes
+ * and nameless or doubled events).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "lib/testbed.h"
+#include "lib/events.h"
+#include "kselftest_harness.h"
+
+#define WAIT		15.0	/* for an event that must come */
+#define QUIET		2.5	/* after it, for a repeat (echo window 2 s) */
+#define SILENCE		4.0	/* for an event that must not come */
+#define LOCAL_MNT	"/mnt/share-local"	/* without remoteinotify */
+#define LOCAL_OPTS	"vers=3.1.1,credentials=/etc/testbed/cifs.cred"
+#define IN_CHANGES	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
+			 IN_MODIFY | IN_ATTRIB)
+
+/* Whether /proc/mounts lists @mnt with @opt among its options. */
+static int mounted_with(const char *mnt, const char *opt)
+{
+	char line[1024], needle[256];
+	FILE *f = fopen("/proc/mounts", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(needle, sizeof(needle), " %s cifs ", mnt);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle) && strstr(line, opt))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* A change through a second SMB session, with smbclient. */
+static int second_session(const char *fmt, ...)
+{
+	char cmds[512], line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmds, sizeof(cmds), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line),
+		 "smbclient -m SMB3 -A /etc/testbed/cifs.cred //server/share -c '%s' >/dev/null 2>&1",
+		 cmds);
+	return system(line);
+}
+
+FIXTURE(inotify) {
+	struct tb_dir d;
+	int in;			/* inotify instance, watching d */
+	struct tb_events evs;
+	char log[2048];
+};
+
+FIXTURE_SETUP(inotify)
+{
+	ASSERT_EQ(1, mounted_with(TB_SHARE_MNT, "remoteinotify"))
+		TH_LOG(TB_SHARE_MNT " is not mounted with remoteinotify");
+	ASSERT_EQ(0, tb_server_dir(&self->d, "ino"));
+	self->in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, self->in);
+	ASSERT_LE(0, inotify_add_watch(self->in, self->d.path, IN_CHANGES));
+	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT))
+		TH_LOG("smbd holds no notify request on %s", self->d.name);
+	memset(&self->evs, 0, sizeof(self->evs));
+}
+
+FIXTURE_TEARDOWN(inotify)
+{
+	close(self->in);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+}
+
+/* Make a change on the server's disk: "op d/name [arg]". */
+#define SERVER(self, fmt, ...) \
+	ASSERT_EQ(0, tb_server(NULL, fmt, ##__VA_ARGS__))
+
+/* Read what the watcher gets for one change, and forget what came before. */
+#define COLLECT(self) do { \
+	memset(&(self)->evs, 0, sizeof((self)->evs)); \
+	tb_read_events((self)->in, 0, &(self)->evs, WAIT, QUIET); \
+	TH_LOG("events: %s", tb_events_str(&(self)->evs, (self)->log, \
+					     sizeof((self)->log))); \
+} while (0)
+
+TEST_F_TIMEOUT(inotify, server_disk_create_once_with_name, 60)
+{
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_CREATE | IN_ISDIR, "f"));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_CREATE, ""));
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_mkdir_is_create_isdir, 60)
+{
+	SERVER(self, "mkdir %s/sub", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE | IN_ISDIR, "sub"));
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_rmdir_is_delete_isdir, 90)
+{
+	SERVER(self, "mkdir %s/sub", self->d.name);
+	COLLECT(self);
+	SERVER(self, "rmdir %s/sub", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sub"));
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_write_is_one_modify, 90)
+{
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	SERVER(self, "write %s/f 4096", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, "f"));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_CREATE, "f"));
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_chmod_is_one_event, 90)
+{
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	SERVER(self, "chmod %s/f 600", self->d.name);
+	COLLECT(self);
+	/* FILE_ACTION_MODIFIED does not tell data from attributes */
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, "f") +
+		     tb_count(&self->evs, IN_ATTRIB, "f"));
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_rename_is_a_move_pair, 90)
+{
+	uint32_t from = 0, to = 0;
+	int i;
+
+	SERVER(self, "create %s/a", self->d.name);
+	COLLECT(self);
+	SERVER(self, "rename %s/a %s/b", self->d.name, self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_FROM, "a"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_TO, "b"));
+	for (i = 0; i < self->evs.n; i++) {
+		if (self->evs.ev[i].mask & IN_MOVED_FROM)
+			from = self->evs.ev[i].cookie;
+		if (self->evs.ev[i].mask & IN_MOVED_TO)
+			to = self->evs.ev[i].cookie;
+	}
+	EXPECT_NE(0U, from);
+	EXPECT_EQ(from, to);
+}
+
+TEST_F_TIMEOUT(inotify, server_disk_unlink_is_one_delete, 90)
+{
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	SERVER(self, "unlink %s/f", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE, "f"));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "f"));
+}
+
+TEST_F_TIMEOUT(inotify, second_session_changes_with_names, 120)
+{
+	ASSERT_EQ(0, second_session("mkdir %s\\sd", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE | IN_ISDIR, "sd"));
+	ASSERT_EQ(0, second_session("rename %s\\sd %s\\sd2", self->d.name,
+				    self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_FROM | IN_ISDIR, "sd"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_TO | IN_ISDIR, "sd2"));
+	ASSERT_EQ(0, second_session("rmdir %s\\sd2", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sd2"));
+}
+
+/*
+ * The operations of local_changes_look_like_tmpfs, in @dir, through the
+ * filesystem under test.
+ */
+static int local_ops(const char *dir)
+{
+	char a[256], b[256];
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/d", dir);
+	snprintf(b, sizeof(b), "%s/d2", dir);
+	if (mkdir(a, 0755) || rename(a, b) || rmdir(b))
+		return -1;
+	snprintf(a, sizeof(a), "%s/f", dir);
+	snprintf(b, sizeof(b), "%s/g", dir);
+	fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644);	/* no O_EXCL */
+	if (fd < 0 || write(fd, "x", 1) != 1 || close(fd))
+		return -1;
+	if (rename(a, b) || unlink(b))
+		return -1;
+	return 0;
+}
+
+TEST_F_TIMEOUT(inotify, local_changes_look_like_tmpfs, 90)
+{
+	char tmp[] = "/tmp/ino-XXXXXX", ref_log[2048];
+	struct tb_events ref = { 0 };
+	int in, i;
+
+	/* the same operations on tmpfs: what a local filesystem reports */
+	ASSERT_NE(NULL, mkdtemp(tmp));
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, inotify_add_watch(in, tmp, IN_CHANGES));
+	ASSERT_EQ(0, local_ops(tmp));
+	tb_read_events(in, 0, &ref, 1.0, 0.5);
+	close(in);
+	rmdir(tmp);
+	TH_LOG("tmpfs: %s", tb_events_str(&ref, ref_log, sizeof(ref_log)));
+
+	ASSERT_EQ(0, local_ops(self->d.path));
+	/* then the server's echoes would come, within the window */
+	tb_read_events(self->in, 0, &self->evs, 6.0, 4.0);
+	TH_LOG("cifs: %s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	ASSERT_EQ(ref.n, self->evs.n);
+	for (i = 0; i < ref.n; i++) {
+		EXPECT_EQ(ref.ev[i].mask, self->evs.ev[i].mask);
+		EXPECT_STREQ(ref.ev[i].name, self->evs.ev[i].name);
+	}
+}
+
+/* The handles smbd holds on share/@name. */
+static long long server_opens(const char *name)
+{
+	long long n = -1;
+
+	if (tb_server(&n, "opens %s", name))
+		return -1;
+	return n;
+}
+
+/* Wait until smbd holds @want handles on @name; the count it last had. */
+static long long wait_opens(const char *name, long long want, double seconds)
+{
+	double end = tb_now() + seconds;
+	long long n;
+
+	do {
+		n = server_opens(name);
+		if (n == want)
+			return n;
+		usleep(250 * 1000);
+	} while (tb_now() < end);
+	return n;
+}
+
+TEST_F_TIMEOUT(inotify, three_apis_share_one_handle, 90)
+{
+	int fan, dfd, wd;
+
+	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+			    FAN_REPORT_REMOTE, O_RDONLY);
+	ASSERT_LE(0, fan);
+	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD, FAN_CREATE |
+				   FAN_EVENT_ON_CHILD, AT_FDCWD,
+				   self->d.path));
+	dfd = tb_open_watchable(self->d.path, SIGRTMIN + 1);
+	ASSERT_LE(0, dfd);
+	signal(SIGRTMIN + 1, SIG_IGN);
+	ASSERT_EQ(0, fcntl(dfd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	/* inotify (the fixture's), fanotify and dnotify: one handle */
+	EXPECT_EQ(1, wait_opens(self->d.name, 1, 10));
+	EXPECT_EQ(1, server_opens(self->d.name));
+
+	close(fan);
+	close(dfd);
+	EXPECT_EQ(1, wait_opens(self->d.name, 1, 3));
+	/* the last one gone: no handle left */
+	wd = inotify_add_watch(self->in, self->d.path, IN_CHANGES);
+	ASSERT_LE(0, wd);
+	ASSERT_EQ(0, inotify_rm_watch(self->in, wd));
+	EXPECT_EQ(0, wait_opens(self->d.name, 0, 15));
+}
+
+/* A second mount of the share without remoteinotify, for the opt-in cases. */
+FIXTURE(optin) {
+	struct tb_dir d;
+	char path[160];		/* d on the mount without the option */
+	struct tb_events evs;
+	char log[2048];
+};
+
+FIXTURE_SETUP(optin)
+{
+	ASSERT_EQ(0, system("mkdir -p " LOCAL_MNT " && { mountpoint -q "
+			    LOCAL_MNT " || mount -t cifs //server/share "
+			    LOCAL_MNT " -o " LOCAL_OPTS "; }"));
+	ASSERT_EQ(0, mounted_with(LOCAL_MNT, "remoteinotify"));
+	ASSERT_EQ(0, tb_server_dir(&self->d, "opt"));
+	snprintf(self->path, sizeof(self->path), LOCAL_MNT "/%s",
+		 self->d.name);
+	ASSERT_EQ(1, tb_wait_listed(LOCAL_MNT, self->d.name, 10));
+	memset(&self->evs, 0, sizeof(self->evs));
+}
+
+FIXTURE_TEARDOWN(optin)
+{
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+	if (umount(LOCAL_MNT))
+		TH_LOG("umount " LOCAL_MNT ": %s", strerror(errno));
+}
+
+TEST_F_TIMEOUT(optin, inotify_without_option_sees_local_changes_only, 60)
+{
+	char f[200];
+	int in, fd;
+
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, inotify_add_watch(in, self->path, IN_CHANGES));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/remote", self->d.name));
+	tb_read_events(in, 0, &self->evs, SILENCE, 0);
+	EXPECT_EQ(0, self->evs.n)
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+
+	snprintf(f, sizeof(f), "%s/local", self->path);
+	fd = open(f, O_WRONLY | O_CREAT, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	memset(&self->evs, 0, sizeof(self->evs));
+	tb_read_events(in, 0, &self->evs, WAIT, QUIET);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE, "local"))
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	close(in);
+}
+
+/* A fanotify group reporting names, with or without FAN_REPORT_REMOTE. */
+static int fan_watch(const char *path, unsigned int remote)
+{
+	int fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+				FAN_NONBLOCK | remote, O_RDONLY);
+
+	if (fan < 0)
+		return -1;
+	if (fanotify_mark(fan, FAN_MARK_ADD, FAN_CREATE | FAN_DELETE |
+			  FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR |
+			  FAN_EVENT_ON_CHILD, AT_FDCWD, path)) {
+		close(fan);
+		return -1;
+	}
+	return fan;
+}
+
+TEST_F_TIMEOUT(optin, fanotify_opts_in_with_report_remote, 90)
+{
+	struct tb_events plain = { 0 };
+	int fan, fan_plain;
+
+	fan = fan_watch(self->path, FAN_REPORT_REMOTE);
+	ASSERT_LE(0, fan) TH_LOG("fanotify_init(FAN_REPORT_REMOTE): %s",
+				 strerror(errno));
+	fan_plain = fan_watch(self->path, 0);
+	ASSERT_LE(0, fan_plain);
+	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
+
+	ASSERT_EQ(0, tb_server(NULL, "create %s/f", self->d.name));
+	tb_read_events(fan, 1, &self->evs, WAIT, QUIET);
+	EXPECT_EQ(1, tb_count(&self->evs, FAN_CREATE, "f"))
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	EXPECT_EQ(0, tb_count(&self->evs, FAN_CREATE | FAN_ONDIR, "f"));
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	memset(&self->evs, 0, sizeof(self->evs));
+	tb_read_events(fan, 1, &self->evs, WAIT, QUIET);
+	EXPECT_EQ(1, tb_count(&self->evs, FAN_CREATE | FAN_ONDIR, "sub"))
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+
+	/* the group that did not opt in heard nothing of either */
+	tb_read_events(fan_plain, 1, &plain, 0.5, 0);
+	EXPECT_EQ(0, plain.n);
+	close(fan);
+	close(fan_plain);
+}
+
+TEST(fanotify_report_remote_needs_fid)
+{
+	int fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_REMOTE, O_RDONLY);
+
+	EXPECT_EQ(-1, fan);
+	EXPECT_EQ(EINVAL, errno);
+	if (fan >= 0)
+		close(fan);
+}
+
+TEST_HARNESS_MAIN
