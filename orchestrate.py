@@ -124,7 +124,8 @@ def parser():
                        "(brings the testbed up if needed)")
     s.add_argument("-k", metavar="PATTERN",
                    help="only the programs or cases whose id matches (shell "
-                        "pattern or substring; see --list)")
+                        "pattern or substring, several separated by commas; "
+                        "see --list)")
     s.add_argument("--list", action="store_true",
                    help="list the test ids and exit")
     s.add_argument("--repeat", type=int, default=1, metavar="N",

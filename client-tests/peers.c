@@ -5,7 +5,11 @@
  * the client's mount sees remote creates and deletes with their names
  * while a dnotify watch asks the server for changes, and smbclient's own
  * "notify" command (Samba's client, a session of its own) sees the same
- * changes, which shows the server sends them.
+ * changes, which shows the server sends them.  The watchers people use,
+ * unmodified, on /mnt/share (remoteinotify) with no F_NOTIFY anywhere:
+ * inotifywait and fsnotifywait (fanotify) print the names and ISDIR, GIO's
+ * "gio monitor", watchdog's "watchmedo" (inotify observer) and a systemd
+ * .path unit with PathChanged= react to a server-side change.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -156,6 +160,105 @@ TEST_F_TIMEOUT(peer, smbclient_notify_sees_server_changes, 60)
 	EXPECT_EQ(1, wait_output(self->out, "0002 seen", WAIT));
 	if (_metadata->exit_code)
 		show_output(_metadata, self->out);
+}
+
+/*
+ * Start @cmdline as a peer that watches with inotify or fanotify, and wait
+ * until smbd holds the notify request its mark armed (asynchronously).
+ */
+static int start_watching_peer(FIXTURE_DATA(peer) *self, const char *cmdline)
+{
+	self->pid = start_peer(cmdline, self->out);
+	if (self->pid <= 0)
+		return -1;
+	return wait_server_notifies(self->d.name, 1, WAIT) ? 0 : -1;
+}
+
+TEST_F_TIMEOUT(peer, inotifywait_sees_server_changes_alone, 90)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "inotifywait -m -e create -e delete "
+		 "--format '%%e %%f' '%s'", self->d.path);
+	ASSERT_EQ(0, start_watching_peer(self, cmd))
+		show_output(_metadata, self->out);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "CREATE made", WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "CREATE,ISDIR sub", WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "DELETE made", WAIT));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
+}
+
+TEST_F_TIMEOUT(peer, fsnotifywait_sees_server_changes, 90)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "fsnotifywait -m -e create -e delete "
+		 "--format '%%e %%f' '%s'", self->d.path);
+	ASSERT_EQ(0, start_watching_peer(self, cmd))
+		show_output(_metadata, self->out);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "CREATE made", WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "CREATE,ISDIR sub", WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "DELETE made", WAIT));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
+}
+
+TEST_F_TIMEOUT(peer, gio_monitor_sees_server_create, 90)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "stdbuf -oL gio monitor '%s'", self->d.path);
+	ASSERT_EQ(0, start_watching_peer(self, cmd))
+		show_output(_metadata, self->out);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "made: created", WAIT));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
+}
+
+TEST_F_TIMEOUT(peer, watchmedo_sees_server_create, 90)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "watchmedo shell-command --command="
+		 "'echo ${watch_event_type} ${watch_src_path}' '%s'",
+		 self->d.path);
+	ASSERT_EQ(0, start_watching_peer(self, cmd))
+		show_output(_metadata, self->out);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
+	EXPECT_EQ(1, wait_output(self->out, "created ", WAIT));
+	EXPECT_EQ(1, wait_output(self->out, "/made", 1));
+	if (_metadata->exit_code)
+		show_output(_metadata, self->out);
+}
+
+TEST_F_TIMEOUT(peer, systemd_path_unit_fires_on_server_change, 90)
+{
+	char cmd[512], fired[128], unit[80];
+
+	snprintf(unit, sizeof(unit), "tb-%s", self->d.name);
+	snprintf(fired, sizeof(fired), "/tmp/%s.fired", self->d.name);
+	unlink(fired);
+	snprintf(cmd, sizeof(cmd), "systemd-run --quiet --unit=%s "
+		 "--path-property=PathChanged=%s touch %s", unit, self->d.path,
+		 fired);
+	ASSERT_EQ(0, system(cmd));
+	EXPECT_EQ(1, wait_server_notifies(self->d.name, 1, WAIT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
+	EXPECT_EQ(1, tb_wait_file(fired, WAIT)) TH_LOG("%s.path did not fire",
+						      unit);
+	snprintf(cmd, sizeof(cmd), "systemctl stop %s.path %s.service "
+		 ">/dev/null 2>&1", unit, unit);
+	if (system(cmd))
+		TH_LOG("could not stop %s", unit);
+	unlink(fired);
 }
 
 TEST_HARNESS_MAIN

@@ -43,8 +43,10 @@ def parse_harness_list(text):
 
 def matches(case_id, pattern):
     """Whether `-k PATTERN` picks a case: a shell pattern over the whole id,
-    or a plain substring of it."""
-    return fnmatch.fnmatchcase(case_id, pattern) or pattern in case_id
+    or a plain substring of it; several, separated by commas, pick what
+    any of them picks."""
+    return any(fnmatch.fnmatchcase(case_id, p) or p in case_id
+               for p in pattern.split(",") if p)
 
 
 def select(programs, pattern):

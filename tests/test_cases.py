@@ -43,3 +43,12 @@ def test_all_ids_lists_programs_cases_and_checks():
     assert ids[:3] == ["dnotify_cifs", "dnotify_cifs.watched.create",
                        "dnotify_cifs.watched.delete"]
     assert "console_client_no_splat" in ids and "kunit_boot" in ids
+
+
+def test_select_several_patterns_separated_by_commas():
+    programs = {"dnotify_cifs": ["watched.create"],
+                "inotify_cifs": ["inotify.a", "optin.b"],
+                "load_cifs": ["load.x"]}
+    assert cases.select(programs, "dnotify_cifs,*optin*") == {
+        "dnotify_cifs": [], "inotify_cifs": ["optin.b"]}
+    assert cases.select(programs, "nothing,") == {}

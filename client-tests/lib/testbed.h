@@ -138,6 +138,19 @@ static inline long long tb_wait_opens(const char *name, long long want,
 	return n;
 }
 
+/* Wait until @path exists; 1 when it does. */
+static inline int tb_wait_file(const char *path, double seconds)
+{
+	double end = tb_now() + seconds;
+
+	do {
+		if (!access(path, F_OK))
+			return 1;
+		usleep(200 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
 /* Whether a directory lists `name` now. */
 static inline int tb_dir_lists(const char *dir, const char *name)
 {
