@@ -406,6 +406,29 @@ TEST_F_TIMEOUT(optin, fanotify_opts_in_with_report_remote, 90)
 	close(fan_plain);
 }
 
+/*
+ * On /mnt/share (remoteinotify) a fanotify group that did not ask with
+ * FAN_REPORT_REMOTE, as an unmodified program's, hears the server too.
+ */
+TEST_F_TIMEOUT(inotify, fanotify_without_flag_hears_on_remoteinotify_mount, 90)
+{
+	int fan = fan_watch(self->d.path, 0);
+
+	ASSERT_LE(0, fan);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	tb_read_events(fan, 1, &self->evs, WAIT, QUIET);
+	EXPECT_EQ(1, tb_count(&self->evs, FAN_CREATE | FAN_ONDIR, "sub"))
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	ASSERT_EQ(0, tb_server(NULL, "rmdir %s/sub", self->d.name));
+	memset(&self->evs, 0, sizeof(self->evs));
+	tb_read_events(fan, 1, &self->evs, WAIT, QUIET);
+	EXPECT_EQ(1, tb_count(&self->evs, FAN_DELETE | FAN_ONDIR, "sub"))
+		TH_LOG("%s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	close(fan);
+}
+
 TEST(fanotify_report_remote_needs_fid)
 {
 	int fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_REMOTE, O_RDONLY);

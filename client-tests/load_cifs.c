@@ -2,7 +2,7 @@
 /*
  * load_cifs: remote notification under load, bounded in count and time.
  * 1,000 directories watched at once, a server-side change in each, every
- * watcher signalled; 1,000 watch/unwatch cycles (10,000 with TB_CYCLES)
+ * watcher signalled, with dnotify and with one inotify watch each; 1,000 watch/unwatch cycles (10,000 with TB_CYCLES)
  * on one directory with the server's open handles and the client's cifs_*
  * slab objects back at their baseline; 5,000 files created at once in a
  * watched directory (more than one CHANGE_NOTIFY response holds:
@@ -10,7 +10,9 @@
  * matches the server's.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -102,10 +104,10 @@ static long long server_opens(const char *name)
 	return tb_server(&n, "opens %s", name) ? -1 : n;
 }
 
-/* Poll the server's handle count on @name down to @want, for 30 s. */
-static long long opens_settle(const char *name, long long want)
+/* Poll the server's handle count on @name to @want, for @seconds. */
+static long long opens_reach(const char *name, long long want, double seconds)
 {
-	double end = tb_now() + 30;
+	double end = tb_now() + seconds;
 	long long n;
 
 	do {
@@ -115,6 +117,11 @@ static long long opens_settle(const char *name, long long want)
 		usleep(500 * 1000);
 	} while (tb_now() < end);
 	return n;
+}
+
+static long long opens_settle(const char *name, long long want)
+{
+	return opens_reach(name, want, 30);
 }
 
 TEST_F_TIMEOUT(load, thousand_directories_each_signalled, 900)
@@ -154,6 +161,62 @@ TEST_F_TIMEOUT(load, thousand_directories_each_signalled, 900)
 	EXPECT_EQ(DIRS, got);
 	for (i = 0; i < DIRS; i++)
 		close(fds[i]);
+	EXPECT_EQ(0, opens_settle(self->d.name, 0));
+}
+
+/*
+ * inotify marks arm their remote watches without waiting for the server:
+ * wait until smbd holds all 1,000 handles, then change each directory on
+ * the server's disk and count the directories whose watch heard of it.
+ */
+TEST_F_TIMEOUT(load, thousand_inotify_watches_each_hear_a_change, 900)
+{
+	static int wds[DIRS];
+	static unsigned char seen[DIRS];
+	char dir[192], last[32], buf[16384] __attribute__((aligned(8)));
+	double t0, t_watch, t_event, end;
+	int i, in, got = 0;
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdirs %s/d %d", self->d.name, DIRS));
+	snprintf(last, sizeof(last), "d-%d", DIRS - 1);
+	ASSERT_EQ(1, tb_wait_listed(self->d.path, last, 60));
+	in = inotify_init1(IN_CLOEXEC);
+	ASSERT_LE(0, in);
+	t0 = tb_now();
+	for (i = 0; i < DIRS; i++) {
+		snprintf(dir, sizeof(dir), "%s/d-%d", self->d.path, i);
+		wds[i] = inotify_add_watch(in, dir, IN_CREATE);
+		ASSERT_LE(0, wds[i]) TH_LOG("watch %s: %s", dir, strerror(errno));
+	}
+	EXPECT_EQ(DIRS, opens_reach(self->d.name, DIRS, 300));
+	t_watch = tb_now() - t0;
+	t0 = tb_now();
+	ASSERT_EQ(0, tb_server(NULL, "touchall %s/d %d x", self->d.name, DIRS));
+	end = tb_now() + 120;
+	while (got < DIRS && tb_now() < end) {
+		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		ssize_t len, off;
+
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		len = read(in, buf, sizeof(buf));
+		for (off = 0; len > 0 && off < len;) {
+			struct inotify_event *ie = (void *)(buf + off);
+
+			for (i = 0; i < DIRS && wds[i] != ie->wd; i++)
+				;
+			if (i < DIRS && !seen[i] && (ie->mask & IN_CREATE)) {
+				seen[i] = 1;
+				got++;
+			}
+			off += sizeof(*ie) + ie->len;
+		}
+	}
+	t_event = tb_now() - t0;
+	TH_LOG("%d inotify watches armed on the server in %.1fs; %d of %d "
+	       "heard of a change in %.1fs", DIRS, t_watch, got, DIRS, t_event);
+	EXPECT_EQ(DIRS, got);
+	close(in);
 	EXPECT_EQ(0, opens_settle(self->d.name, 0));
 }
 

@@ -7,9 +7,13 @@
  * "notify" command (Samba's client, a session of its own) sees the same
  * changes, which shows the server sends them.  The watchers people use,
  * unmodified, on /mnt/share (remoteinotify) with no F_NOTIFY anywhere:
- * inotifywait and fsnotifywait (fanotify) print the names and ISDIR, GIO's
+ * inotifywait prints the names and ISDIR, GIO's
  * "gio monitor", watchdog's "watchmedo" (inotify observer) and a systemd
  * .path unit with PathChanged= react to a server-side change.
+ * (fsnotifywait, inotify-tools 3.22.6, needs name_to_handle_at() to give
+ * a decodable handle, which cifs refuses without CIFS_NFSD_EXPORT, a
+ * BROKEN option: inotify_cifs checks fanotify with FAN_REPORT_DFID_NAME
+ * itself.)
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -179,24 +183,6 @@ TEST_F_TIMEOUT(peer, inotifywait_sees_server_changes_alone, 90)
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd), "inotifywait -m -e create -e delete "
-		 "--format '%%e %%f' '%s'", self->d.path);
-	ASSERT_EQ(0, start_watching_peer(self, cmd))
-		show_output(_metadata, self->out);
-	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
-	EXPECT_EQ(1, wait_output(self->out, "CREATE made", WAIT));
-	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
-	EXPECT_EQ(1, wait_output(self->out, "CREATE,ISDIR sub", WAIT));
-	ASSERT_EQ(0, tb_server(NULL, "unlink %s/made", self->d.name));
-	EXPECT_EQ(1, wait_output(self->out, "DELETE made", WAIT));
-	if (_metadata->exit_code)
-		show_output(_metadata, self->out);
-}
-
-TEST_F_TIMEOUT(peer, fsnotifywait_sees_server_changes, 90)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "fsnotifywait -m -e create -e delete "
 		 "--format '%%e %%f' '%s'", self->d.path);
 	ASSERT_EQ(0, start_watching_peer(self, cmd))
 		show_output(_metadata, self->out);

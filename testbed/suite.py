@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import (cases, capture_slices, faults, junit, kernel, ktap, session,
-               smbtorture, vm)
+from . import (cases, capture_slices, faults, junit, kernel, ktap,
+               mount_variants, session, smbtorture, vm)
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
 from .network import SERVER_IP
@@ -164,6 +164,7 @@ def _tb_env():
 # the function that runs one, (ok, output, reason, counts).
 HOST_DRIVEN = {
     "faults": (faults.FAULTS, faults.run_fault),
+    "mounts": (mount_variants.VARIANTS, mount_variants.run_variant),
     "smbtorture": (smbtorture.SUITES, smbtorture.run_case),
 }
 

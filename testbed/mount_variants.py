@@ -1,0 +1,92 @@
+"""Host-driven cases: the core dnotify and inotify cases again, with
+/mnt/share mounted in another dialect (SMB 2.1, 3.0, 3.0.2) or with
+signing required of the client (`sign`), so that a change in how the
+client frames or checks CHANGE_NOTIFY for one of them shows. Each case
+remounts /mnt/share, runs the chosen cases of the client programs in one
+invocation each, and puts the usual mount back whatever happened.
+
+Encrypted mounts (`seal`) are not among them: the server runs with
+`server smb encrypt = off`, so that every capture stays readable."""
+
+import time
+
+from . import ktap, session, vm
+from .errors import TestbedError
+
+CLIENT_BIN = vm.CLIENT_BIN
+MNT = "/mnt/share"
+RUN_SECONDS = 600
+
+# case name -> the options that differ from the usual mount
+VARIANTS = {
+    "vers2.1": "vers=2.1",
+    "vers3.0": "vers=3.0",
+    "vers3.0.2": "vers=3.0.2",
+    "sign": "vers=3.1.1,sign",
+}
+
+# program -> the cases (harness names) run on each variant
+CORE = {
+    "dnotify_cifs": ["watched.server_disk_create", "watched.server_disk_delete",
+                     "watched.server_disk_rename", "watched.second_session_create",
+                     "watched.close_stops_and_handle_goes"],
+    "inotify_cifs": ["inotify.server_disk_create_once_with_name",
+                     "inotify.server_disk_mkdir_is_create_isdir",
+                     "inotify.server_disk_rename_is_a_move_pair",
+                     "inotify.local_changes_look_like_tmpfs"],
+}
+
+
+def _remount(run, opts):
+    """Mount //server/share on /mnt/share with `opts` (plus the
+    credentials file), in place of what is mounted there."""
+    code, out, err = vm.guest_exec(
+        run, "client", f"umount {MNT} 2>/dev/null || umount -l {MNT}; "
+        f"mount -t cifs //server/share {MNT} -o "
+        f"{opts},credentials=/etc/testbed/cifs.cred && grep ' {MNT} ' "
+        "/proc/mounts", timeout=60)
+    if code != 0:
+        raise TestbedError(f"mounting {MNT} with {opts}: "
+                           f"{(out + err).strip()[-200:]}")
+    return out.strip()
+
+
+def _run_program(run, name, program, cases):
+    """(ok, output, reason) of the chosen cases of one client program."""
+    picks = " ".join(f"-r {c}" for c in cases)
+    code, out, err = vm.guest_exec(
+        run, "client", f"TB_TEST_ID=mounts.{name} {CLIENT_BIN}/{program} "
+        f"{picks}", timeout=RUN_SECONDS)
+    plan, results = ktap.parse(out)
+    ok, why = ktap.verdict(plan, results, code)
+    if ok and len(results) != len(cases):
+        ok, why = False, f"{len(results)} results for {len(cases)} cases"
+    return ok, out + "".join(f"# {line}\n" for line in err.splitlines()), why
+
+
+def run_variant(run, name):
+    """(ok, output, reason, counts) of one mount variant."""
+    opts = VARIANTS[name]
+    lines, text, ok, why = [], "", True, ""
+    t0 = time.monotonic()
+    try:
+        lines.append(_remount(run, f"{opts},{session.SHARE_NOTIFY_OPT}"))
+        for program, cases in CORE.items():
+            p_ok, out, p_why = _run_program(run, name, program, cases)
+            text += out
+            lines.append(f"{program}: {len(cases)} case(s) "
+                         f"{'passed' if p_ok else 'FAILED: ' + p_why}")
+            if not p_ok and ok:
+                ok, why = False, f"{program}: {p_why}"
+    except (TestbedError, TimeoutError, OSError) as e:
+        ok, why = False, str(e)
+    finally:
+        try:
+            _remount(run, f"{session.SHARE_OPTS},{session.SHARE_NOTIFY_OPT}")
+        except (TestbedError, TimeoutError, OSError) as e:
+            ok, why = False, why or f"restoring {MNT}: {e}"
+            lines.append(f"restoring {MNT}: {e}")
+    lines.append(f"{time.monotonic() - t0:.1f}s")
+    text = "".join(f"    {line}\n" for line in text.splitlines()) + \
+        "".join(f"# {line}\n" for line in lines)
+    return ok, text, why, (1, 0, 0) if ok else (0, 1, 0)
