@@ -5,8 +5,9 @@ client frames or checks CHANGE_NOTIFY for one of them shows. Each case
 remounts /mnt/share, runs the chosen cases of the client programs in one
 invocation each, and puts the usual mount back whatever happened.
 
-Encrypted mounts (`seal`) are not among them: the server runs with
-`server smb encrypt = off`, so that every capture stays readable."""
+The encrypted variant (`seal`) mounts //server/share-sealed, the same
+directory as a share of its own with `server smb encrypt = desired`, so
+that the other shares' traffic stays readable in the capture."""
 
 import time
 
@@ -17,12 +18,13 @@ CLIENT_BIN = vm.CLIENT_BIN
 MNT = "/mnt/share"
 RUN_SECONDS = 600
 
-# case name -> the options that differ from the usual mount
+# case name -> (share, the options that differ from the usual mount)
 VARIANTS = {
-    "vers2.1": "vers=2.1",
-    "vers3.0": "vers=3.0",
-    "vers3.0.2": "vers=3.0.2",
-    "sign": "vers=3.1.1,sign",
+    "vers2.1": ("share", "vers=2.1"),
+    "vers3.0": ("share", "vers=3.0"),
+    "vers3.0.2": ("share", "vers=3.0.2"),
+    "sign": ("share", "vers=3.1.1,sign"),
+    "seal": ("share-sealed", "vers=3.1.1,seal"),
 }
 
 # program -> the cases (harness names) run on each variant
@@ -37,12 +39,12 @@ CORE = {
 }
 
 
-def _remount(run, opts):
-    """Mount //server/share on /mnt/share with `opts` (plus the
+def _remount(run, opts, share="share"):
+    """Mount //server/`share` on /mnt/share with `opts` (plus the
     credentials file), in place of what is mounted there."""
     code, out, err = vm.guest_exec(
         run, "client", f"umount {MNT} 2>/dev/null || umount -l {MNT}; "
-        f"mount -t cifs //server/share {MNT} -o "
+        f"mount -t cifs //server/{share} {MNT} -o "
         f"{opts},credentials=/etc/testbed/cifs.cred && grep ' {MNT} ' "
         "/proc/mounts", timeout=60)
     if code != 0:
@@ -66,11 +68,12 @@ def _run_program(run, name, program, cases):
 
 def run_variant(run, name):
     """(ok, output, reason, counts) of one mount variant."""
-    opts = VARIANTS[name]
+    share, opts = VARIANTS[name]
     lines, text, ok, why = [], "", True, ""
     t0 = time.monotonic()
     try:
-        lines.append(_remount(run, f"{opts},{session.SHARE_NOTIFY_OPT}"))
+        lines.append(_remount(run, f"{opts},{session.SHARE_NOTIFY_OPT}",
+                              share))
         for program, cases in CORE.items():
             p_ok, out, p_why = _run_program(run, name, program, cases)
             text += out
