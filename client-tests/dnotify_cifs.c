@@ -39,21 +39,6 @@ FIXTURE_TEARDOWN(watched)
 		TH_LOG("could not remove %s", self->d.path);
 }
 
-/* A change through a second SMB session, with smbclient. */
-static int second_session(const char *fmt, ...)
-{
-	char cmds[512], line[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmds, sizeof(cmds), fmt, ap);
-	va_end(ap);
-	snprintf(line, sizeof(line),
-		 "smbclient -m SMB3 -A /etc/testbed/cifs.cred //server/share -c '%s' >/dev/null 2>&1",
-		 cmds);
-	return system(line);
-}
-
 static int got_signal(struct __test_metadata *_metadata, sigset_t *set,
 		      int fd, double seconds)
 {
@@ -123,7 +108,7 @@ TEST_F(watched, change_outside_mask_is_silent)
 TEST_F(watched, second_session_create)
 {
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
-	ASSERT_EQ(0, second_session("mkdir %s/sub", self->d.name));
+	ASSERT_EQ(0, tb_second_session("mkdir %s/sub", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 
@@ -131,7 +116,7 @@ TEST_F(watched, second_session_delete)
 {
 	ASSERT_EQ(0, tb_server(NULL, "create %s/x", self->d.name));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_DELETE));
-	ASSERT_EQ(0, second_session("del %s/x", self->d.name));
+	ASSERT_EQ(0, tb_second_session("del %s/x", self->d.name));
 	EXPECT_SIGNAL(self);
 }
 

@@ -50,20 +50,6 @@ static int mounted_with(const char *mnt, const char *opt)
 	return found;
 }
 
-/* A change through a second SMB session, with smbclient. */
-static int second_session(const char *fmt, ...)
-{
-	char cmds[512], line[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmds, sizeof(cmds), fmt, ap);
-	va_end(ap);
-	snprintf(line, sizeof(line),
-		 "smbclient -m SMB3 -A /etc/testbed/cifs.cred //server/share -c '%s' >/dev/null 2>&1",
-		 cmds);
-	return system(line);
-}
 
 FIXTURE(inotify) {
 	struct tb_dir d;
@@ -183,15 +169,15 @@ TEST_F_TIMEOUT(inotify, server_disk_unlink_is_one_delete, 90)
 
 TEST_F_TIMEOUT(inotify, second_session_changes_with_names, 120)
 {
-	ASSERT_EQ(0, second_session("mkdir %s\\sd", self->d.name));
+	ASSERT_EQ(0, tb_second_session("mkdir %s\\sd", self->d.name));
 	COLLECT(self);
 	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE | IN_ISDIR, "sd"));
-	ASSERT_EQ(0, second_session("rename %s\\sd %s\\sd2", self->d.name,
+	ASSERT_EQ(0, tb_second_session("rename %s\\sd %s\\sd2", self->d.name,
 				    self->d.name));
 	COLLECT(self);
 	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_FROM | IN_ISDIR, "sd"));
 	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_TO | IN_ISDIR, "sd2"));
-	ASSERT_EQ(0, second_session("rmdir %s\\sd2", self->d.name));
+	ASSERT_EQ(0, tb_second_session("rmdir %s\\sd2", self->d.name));
 	COLLECT(self);
 	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sd2"));
 }
@@ -248,30 +234,7 @@ TEST_F_TIMEOUT(inotify, local_changes_look_like_tmpfs, 90)
 	}
 }
 
-/* The handles smbd holds on share/@name. */
-static long long server_opens(const char *name)
-{
-	long long n = -1;
 
-	if (tb_server(&n, "opens %s", name))
-		return -1;
-	return n;
-}
-
-/* Wait until smbd holds @want handles on @name; the count it last had. */
-static long long wait_opens(const char *name, long long want, double seconds)
-{
-	double end = tb_now() + seconds;
-	long long n;
-
-	do {
-		n = server_opens(name);
-		if (n == want)
-			return n;
-		usleep(250 * 1000);
-	} while (tb_now() < end);
-	return n;
-}
 
 TEST_F_TIMEOUT(inotify, three_apis_share_one_handle, 90)
 {
@@ -288,17 +251,17 @@ TEST_F_TIMEOUT(inotify, three_apis_share_one_handle, 90)
 	signal(SIGRTMIN + 1, SIG_IGN);
 	ASSERT_EQ(0, fcntl(dfd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
 	/* inotify (the fixture's), fanotify and dnotify: one handle */
-	EXPECT_EQ(1, wait_opens(self->d.name, 1, 10));
-	EXPECT_EQ(1, server_opens(self->d.name));
+	EXPECT_EQ(1, tb_wait_opens(self->d.name, 1, 10));
+	EXPECT_EQ(1, tb_wait_opens(self->d.name, 1, 0));
 
 	close(fan);
 	close(dfd);
-	EXPECT_EQ(1, wait_opens(self->d.name, 1, 3));
+	EXPECT_EQ(1, tb_wait_opens(self->d.name, 1, 3));
 	/* the last one gone: no handle left */
 	wd = inotify_add_watch(self->in, self->d.path, IN_CHANGES);
 	ASSERT_LE(0, wd);
 	ASSERT_EQ(0, inotify_rm_watch(self->in, wd));
-	EXPECT_EQ(0, wait_opens(self->d.name, 0, 15));
+	EXPECT_EQ(0, tb_wait_opens(self->d.name, 0, 15));
 }
 
 /* A second mount of the share without remoteinotify, for the opt-in cases. */

@@ -151,6 +151,24 @@ static inline int tb_wait_file(const char *path, double seconds)
 	return 0;
 }
 
+/*
+ * A change through a second, independent SMB session (smbclient running
+ * @fmt's commands on //server/share); smbclient's exit status.
+ */
+static inline int tb_second_session(const char *fmt, ...)
+{
+	char cmds[512], line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmds, sizeof(cmds), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line),
+		 "smbclient -m SMB3 -A /etc/testbed/cifs.cred //server/share -c '%s' >/dev/null 2>&1",
+		 cmds);
+	return system(line);
+}
+
 /* Whether a directory lists `name` now. */
 static inline int tb_dir_lists(const char *dir, const char *name)
 {

@@ -1,0 +1,79 @@
+"""The mount variants (host-driven): what they mount, that each runs the
+core cases in one invocation per program, and that the usual mount is put
+back whatever happened. The guest is a fake that records commands."""
+
+from testbed import faults, mount_variants, session
+
+
+def _ktap(n):
+    return "TAP version 13\n1..%d\n" % n + "".join(
+        f"ok {i} case{i}\n" for i in range(1, n + 1))
+
+
+class FakeGuest:
+    def __init__(self, fail_mount_of=None, fail_program=None):
+        self.cmds = []
+        self.fail_mount_of = fail_mount_of
+        self.fail_program = fail_program
+
+    def __call__(self, run, role, cmd, timeout=None):
+        assert role == "client"
+        self.cmds.append(cmd)
+        if "mount -t cifs" in cmd:
+            if self.fail_mount_of and self.fail_mount_of in cmd:
+                return 32, "", "mount error(95): Operation not supported"
+            return 0, "//server/share /mnt/share cifs rw 0 0\n", ""
+        for program, cases in mount_variants.CORE.items():
+            if f"/{program} " in cmd:
+                if program == self.fail_program:
+                    return 1, "TAP version 13\n1..1\nnot ok 1 x\n", ""
+                return 0, _ktap(len(cases)), ""
+        raise AssertionError(f"unexpected command {cmd}")
+
+
+def test_variants_cover_the_dialects_signing_and_sealing():
+    opts = {name: o for name, (_, o) in mount_variants.VARIANTS.items()}
+    assert opts["vers2.1"] == "vers=2.1"
+    assert opts["vers3.0.2"] == "vers=3.0.2"
+    assert "sign" in opts["sign"] and "seal" in opts["seal"]
+    assert mount_variants.VARIANTS["seal"][0] == "share-sealed"
+
+
+def test_a_variant_runs_each_program_once_and_restores(monkeypatch):
+    guest = FakeGuest()
+    monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
+    ok, text, why, counts = mount_variants.run_variant("run", "vers3.0")
+    assert ok and counts == (1, 0, 0), why
+    assert "vers=3.0,remoteinotify" in guest.cmds[0]
+    runs = [c for c in guest.cmds if "TB_TEST_ID=mounts.vers3.0" in c]
+    assert len(runs) == len(mount_variants.CORE)
+    assert runs[0].count(" -r ") == len(mount_variants.CORE["dnotify_cifs"])
+    assert session.SHARE_OPTS in guest.cmds[-1]
+    assert "//server/share " in guest.cmds[-1]
+
+
+def test_a_failed_mount_fails_the_case_and_still_restores(monkeypatch):
+    guest = FakeGuest(fail_mount_of="share-sealed")
+    monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
+    ok, text, why, counts = mount_variants.run_variant("run", "seal")
+    assert not ok and counts == (0, 1, 0)
+    assert "Operation not supported" in why
+    assert not any("TB_TEST_ID" in c for c in guest.cmds)
+    assert session.SHARE_OPTS in guest.cmds[-1]
+
+
+def test_a_failed_case_names_its_program(monkeypatch):
+    guest = FakeGuest(fail_program="inotify_cifs")
+    monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
+    ok, text, why, counts = mount_variants.run_variant("run", "sign")
+    assert not ok and why.startswith("inotify_cifs:")
+    assert "dnotify_cifs: 5 case(s) passed" in text
+
+
+def test_hard_mount_faults_mount_hard():
+    for name in ("hard_mount_watcher_sigkilled",
+                 "umount_force_server_stopped"):
+        assert faults.FAULTS[name][2].endswith(",hard")
+    assert not any(opts.endswith(",hard") for name, (_, _, opts)
+                   in faults.FAULTS.items() if "hard" not in name
+                   and "server_stopped" not in name)
