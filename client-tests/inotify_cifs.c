@@ -33,22 +33,9 @@
 #define IN_CHANGES	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 			 IN_MODIFY | IN_ATTRIB)
 
-/* Whether /proc/mounts lists @mnt with @opt among its options. */
-static int mounted_with(const char *mnt, const char *opt)
-{
-	char line[1024], needle[256];
-	FILE *f = fopen("/proc/mounts", "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	snprintf(needle, sizeof(needle), " %s cifs ", mnt);
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, needle) && strstr(line, opt))
-			found = 1;
-	fclose(f);
-	return found;
-}
+/* Whether /proc/mounts lists the cifs mount on @mnt with @opt. */
+#define mounted_with(mnt, opt) \
+	tb_file_has_line("/proc/mounts", " " mnt " cifs ", opt)
 
 
 FIXTURE(inotify) {

@@ -147,13 +147,21 @@ def link_down_20s(run, w):
     return [f"client link down {LINK_DOWN_SECONDS}s, then up"]
 
 
+def _stop_smbd(run):
+    _must(run, "server", "systemctl stop smbd", 120)
+
+
+def _start_smbd(run):
+    _must(run, "server", "systemctl reset-failed smbd; systemctl start smbd",
+          120)
+
+
 def smbd_killed_hard(run, w):
     _sh(run, "server", "systemctl kill --signal=KILL smbd", 30)
     _poll("smbd's death", lambda: _sh(run, "server",
                                       "systemctl is-active -q smbd")[0] != 0,
           30)
-    _must(run, "server", "systemctl reset-failed smbd; systemctl start smbd",
-          120)
+    _start_smbd(run)
     return ["every process of smbd.service killed with SIGKILL, smbd "
             "started again"]
 
@@ -174,15 +182,6 @@ def umount_with_watch(run, w):
     _must(run, "client", f"umount {FAULT_MNT}", 60)
     notes.append("watcher killed, umount done")
     return notes
-
-
-def _stop_smbd(run):
-    _must(run, "server", "systemctl stop smbd", 120)
-
-
-def _start_smbd(run):
-    _must(run, "server", "systemctl reset-failed smbd; systemctl start smbd",
-          120)
 
 
 def hard_mount_watcher_sigkilled(run, w):
