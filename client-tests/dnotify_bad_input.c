@@ -4,7 +4,9 @@
  * (ENOTDIR, EBADF; a refused call leaves no watch and no server handle
  * behind; undefined bits ignored, as before the series), a share whose server refuses change
  * notification (Samba's "change notify = no": F_NOTIFY returns, nothing
- * hangs, local changes still signal), and the per-server cap on remote
+ * hangs, local changes still signal), a watch the server refuses (the
+ * call fails, the file's owner is left alone, nothing is signalled), and
+ * the per-server cap on remote
  * watches (past it a watch is local only, as documented).
  */
 #include <fcntl.h>
@@ -71,6 +73,17 @@ static int listed_watches(void)
 	return n;
 }
 
+/* Wait (5 s at most) until no remote watch is lingering or ending. */
+static void settle_watches(void)
+{
+	double end = tb_now() + 5.0;
+
+	while (tb_now() < end &&
+	       (tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:", " idle ") > 0 ||
+		tb_file_has_line("/proc/fs/cifs/DebugData", "Notify:", " ending ") > 0))
+		usleep(100 * 1000);
+}
+
 /* The handles smbd (@op "opens", or "opens-nonotify") holds on @name. */
 static long long server_opens_of(const char *op, const char *name)
 {
@@ -132,6 +145,29 @@ TEST_F(bad, closed_fd_is_ebadf)
  * returns promptly, nothing signals a server-side change, a local change
  * still signals, and the server holds no handle for the watch.
  */
+/*
+ * An F_NOTIFY that the server refuses (its directory was removed on the
+ * server's disk) fails, and leaves the file as it found it: its owner is
+ * still the one F_SETOWN gave, and no signal comes for the refused watch.
+ * Before the fix dnotify made the caller the owner before asking the
+ * filesystem, and did not undo it.
+ */
+TEST_F(bad, refused_watch_leaves_the_owner_and_signals_nothing)
+{
+	pid_t owner = getppid();
+
+	ASSERT_EQ(0, fcntl(self->fd, F_SETOWN, owner));
+	ASSERT_EQ(0, tb_server(NULL, "rmdir %s", self->d.name));
+	errno = 0;
+	EXPECT_EQ(-1, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(owner, fcntl(self->fd, F_GETOWN))
+		TH_LOG("the failed F_NOTIFY changed the owner to %d",
+		       fcntl(self->fd, F_GETOWN));
+	EXPECT_EQ(0, got_signal(&self->set, self->fd, 1.0));
+	EXPECT_EQ(0, server_opens_of("opens", self->d.name));
+}
+
 TEST_F(bad, server_refusing_notify_keeps_watch_local)
 {
 	char dir[160], file[192];
@@ -179,6 +215,8 @@ TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
 	fclose(f);
 	self->saved_cap[strcspn(self->saved_cap, "\n")] = '\0';
 
+	/* an earlier case's watch lingers for a second after its watcher */
+	settle_watches();
 	/* one more remote watch allowed: ours takes it */
 	n = listed_watches();
 	ASSERT_LE(0, n);

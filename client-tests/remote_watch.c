@@ -3,8 +3,10 @@
  * remote_watch: the life of the client's remote watch, seen from outside
  * the signal: listed in /proc/fs/cifs/DebugData while it exists, followed
  * by the smb3_notify_watch_* tracepoints, absent on a noremotenotify mount
- * (which behaves like an unpatched kernel), and reopened after the server
- * drops the connection, with one event for what may have been missed.
+ * (which behaves like an unpatched kernel), kept armed for a one-shot
+ * watcher that sets its watch again, and reopened after the server drops
+ * the connection, with one event for what may have been missed, where the
+ * directory now is.
  * Every case fails on a kernel without remote notification.
  */
 #include <fcntl.h>
@@ -201,6 +203,49 @@ TEST_F(remote, noremotenotify_mount_sees_local_changes_only)
 	EXPECT_EQ(0, umount(LOCAL_MNT));
 }
 
+/* SMB2 CREATEs this client sent on all its tree connections, or -1. */
+static long long creates_sent(void)
+{
+	char line[256];
+	long long n, sum = -1;
+	FILE *f = fopen("/proc/fs/cifs/Stats", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Creates: %lld", &n) == 1)
+			sum = (sum < 0 ? 0 : sum) + n;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * A one-shot watch that its handler sets again, right after its signal,
+ * finds the remote watch still armed: no new handle, no request to wait
+ * for, and a change made after it is signalled.  Before the fix the fired
+ * watch closed the handle, and setting it again cost a CREATE, a
+ * CHANGE_NOTIFY and a QUERY_INFO, during which changes were lost.
+ */
+TEST_F(remote, oneshot_watch_set_again_keeps_the_handle)
+{
+	long long before, after, n = -1;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/first", self->d.name));
+	ASSERT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
+	before = creates_sent();
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE));
+	after = creates_sent();
+	EXPECT_EQ(before, after)
+		TH_LOG("setting the watch again opened %lld handle(s)",
+		       after - before);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/second", self->d.name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
+	n = tb_wait_opens(self->d.name, 0, SIGNAL_WAIT);
+	EXPECT_EQ(0, n) TH_LOG("%lld handle(s) left once the one-shot fired", n);
+}
+
 /* Last: the whole mount reconnects, which the other cases need not see. */
 TEST_F(remote, reconnect_reopens_the_watch_and_reports_once)
 {
@@ -220,6 +265,69 @@ TEST_F(remote, reconnect_reopens_the_watch_and_reports_once)
 		TH_LOG("no signal for a change after the reconnect");
 	ASSERT_EQ(0, tb_server(&n, "opens %s", self->d.name));
 	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
+}
+
+/*
+ * The server drops the connection right after it sent a completion, while
+ * the client re-arms: whichever way the re-arm ends (sent before the drop
+ * and lost with it, or refused because the connection is down), the watch
+ * is reopened, armed, and signals the next change, with one handle on the
+ * server; it neither dies silently nor keeps saying "reopening".
+ */
+TEST_F(remote, drop_between_completion_and_rearm_reopens)
+{
+	long long n = -1;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/before", self->d.name));
+	ASSERT_EQ(0, tb_server(&n, "disconnect"));
+	/* the create's signal, and one for the reconnect */
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
+	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, " armed ", RECONNECT_WAIT))
+		TH_LOG("the watch was not armed again after the drop");
+	while (got_signal(_metadata, &self->set, self->fd, 1.0))
+		;
+	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
+		TH_LOG("no signal for a change after the drop");
+	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
+	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
+}
+
+/*
+ * A watched directory renamed through this mount, then a reconnect: the
+ * watch reopens the directory under its new name, and a directory made
+ * under the old one is not watched in its place.  Before the fix the
+ * reopen used the path the watch started with.
+ */
+TEST_F(remote, reconnect_after_a_local_rename_follows_the_directory)
+{
+	char name[96], path[160];
+	long long n = -1;
+
+	snprintf(name, sizeof(name), "%s-moved", self->d.name);
+	snprintf(path, sizeof(path), TB_SHARE_MNT "/%s", name);
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	ASSERT_EQ(0, rename(self->d.path, path));
+	/* our own rename is not a change inside the watched directory */
+	EXPECT_EQ(0, got_signal(_metadata, &self->set, self->fd, 1.0));
+	ASSERT_EQ(0, tb_server(&n, "disconnect"));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, RECONNECT_WAIT))
+		TH_LOG("no event after the reconnect: the watch was not reopened");
+	EXPECT_EQ(1, wait_line(DEBUGDATA, name, "reopens 1", SIGNAL_WAIT))
+		TH_LOG("the watch was not reopened under %s", name);
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/decoy", self->d.name));
+	EXPECT_EQ(0, got_signal(_metadata, &self->set, self->fd, SILENCE_WAIT))
+		TH_LOG("a change in the directory that took the old name signalled");
+	ASSERT_EQ(0, tb_server(NULL, "create %s/real", name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
+		TH_LOG("no signal for a change in the renamed directory");
+	close(self->fd);
+	self->fd = -1;
+	if (tb_remove_tree(path))
+		TH_LOG("could not remove %s", path);
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run by the server guest's testbed-setup at every boot, before smbd and
 # knfsd start: installs smb.conf, creates the share directory and the Samba
-# user, and exports /srv/nfs to the client over NFS (v3 and v4.2).
+# users, and exports /srv/nfs to the client over NFS (v3 and v4.2).
 set -eu
 here=/mnt/testbed
 . "$here/testbed.conf"
@@ -17,6 +17,10 @@ chmod 0775 "$SHARE_PATH"
 # the share of the smbd for smbtorture (smb-torture.conf)
 install -d -o "$SMB_USER" -g "$SMB_USER" -m 0775 /srv/torture
 printf '%s\n%s\n' "$SMB_PASS" "$SMB_PASS" | smbpasswd -s -a "$SMB_USER" >/dev/null
+if ! id "$SMB_USER2" >/dev/null 2>&1; then
+	useradd -u "$SMB_UID2" -M -d /nonexistent -s /usr/sbin/nologin "$SMB_USER2"
+fi
+printf '%s\n%s\n' "$SMB_PASS2" "$SMB_PASS2" | smbpasswd -s -a "$SMB_USER2" >/dev/null
 
 mkdir -p "$NFS_PATH"
 chmod 1777 "$NFS_PATH"

@@ -1,11 +1,15 @@
 """`kernel check`: what a maintainer checks of the series before taking it.
 Each patch is built in turn on top of the ones before it (the series must
 bisect), its build must add no warning in the files it touches, and
-scripts/checkpatch.pl --strict runs on each patch file of kernel/."""
+scripts/checkpatch.pl --strict runs on each patch file of kernel/.  Kconfig
+is asked, too, in which configurations the series' KUnit test can be built:
+never where it could not link (CIFS built in, KUnit a module)."""
 
 import re
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from . import hostdeps, kernel
 from .errors import TestbedError, UsageError
@@ -24,6 +28,46 @@ def new_warnings(make_output, touched):
         if m and any(m.group(1).endswith(path) for path in touched):
             found.append(line.strip())
     return found
+
+
+# (what, fragment lines, the value CONFIG_CIFS_NOTIFY_KUNIT_TEST must end
+# with; None: not set).  Each asks for the test; Kconfig decides.
+KUNIT_OPTION = "CONFIG_CIFS_NOTIFY_KUNIT_TEST"
+KCONFIG_CASES = (
+    ("CIFS=y KUNIT=m", ("CONFIG_MODULES=y", "CONFIG_CIFS=y", "CONFIG_KUNIT=m",
+                        f"{KUNIT_OPTION}=y"), None),
+    ("CIFS=m KUNIT=m", ("CONFIG_MODULES=y", "CONFIG_CIFS=m", "CONFIG_KUNIT=m",
+                        f"{KUNIT_OPTION}=m"), "m"),
+    ("CIFS=y KUNIT=y", ("CONFIG_CIFS=y", "CONFIG_KUNIT=y",
+                        f"{KUNIT_OPTION}=y"), "y"),
+)
+
+
+def config_value(text, option):
+    """'y', 'm', a string, or None (not set) of @option in a .config."""
+    m = re.search(rf"^{option}=(.*)$", text, re.M)
+    return m.group(1).strip('"') if m else None
+
+
+def _kconfig_cases(cache, tree, frags, log):
+    """[(what, value, expected)] of merging each KCONFIG_CASES fragment
+    over the series' own, in a scratch output directory."""
+    rows = []
+    out = cache / "build" / "kconfig-check"
+    out.mkdir(parents=True, exist_ok=True)
+    for what, lines, expected in KCONFIG_CASES:
+        with tempfile.NamedTemporaryFile("w", suffix=".config",
+                                         dir=out) as frag:
+            frag.write("\n".join(lines) + "\n")
+            frag.flush()
+            with Phase(f"asking Kconfig about the KUnit test with {what}"):
+                run_logged([tree / "scripts/kconfig/merge_config.sh", "-n",
+                            "-O", out, *frags, frag.name], log,
+                           f"config with {what}", cwd=tree,
+                           env={"ARCH": "x86_64"})
+        text = Path(out / ".config").read_text(errors="replace")
+        rows.append((what, config_value(text, KUNIT_OPTION), expected))
+    return rows
 
 
 def checkpatch_counts(output):
@@ -93,6 +137,7 @@ def check_series(cache, repo):
                            f"{len(patches)} patches in kernel/")
     build = kernel.build_dir(cache, version)
     kernel.merge_config(tree, build, kernel.fragments(repo), log)
+    kconfigs = _kconfig_cases(cache, tree, kernel.fragments(repo), log)
     head = kernel._git(tree, "rev-parse", "--abbrev-ref", "HEAD").strip()
     try:
         builds = _build_each(cache, tree, build, commits, log)
@@ -115,4 +160,9 @@ def check_series(cache, repo):
             if CHECKPATCH.match(line) and "CamelCase" not in line:
                 say(f"      line {line.split(':', 1)[1].strip()}")
         ok = ok and built and not warns and counts["ERROR"] == 0
+    for what, value, expected in kconfigs:
+        good = value == expected
+        say(f"  Kconfig with {what}: {KUNIT_OPTION}={value or 'not set'}"
+            f" ({'as it must' if good else f'FAILS: must be {expected}'})")
+        ok = ok and good
     return ok

@@ -23,3 +23,22 @@ def test_checkpatch_counts_by_kind():
            "/w/kernel/0003-x.patch:449: CHECK: Avoid CamelCase: <FileName>\n"
            "Traceback (most recent call last):\n")
     assert checkpatch_counts(out) == {"ERROR": 0, "WARNING": 1, "CHECK": 2}
+
+
+def test_config_value_reads_set_module_and_unset_options():
+    from testbed.series_check import KUNIT_OPTION, config_value
+    text = ("CONFIG_CIFS=y\nCONFIG_KUNIT=m\n"
+            f"# {KUNIT_OPTION} is not set\nCONFIG_LOCALVERSION=\"-tb\"\n")
+    assert config_value(text, "CONFIG_CIFS") == "y"
+    assert config_value(text, "CONFIG_KUNIT") == "m"
+    assert config_value(text, KUNIT_OPTION) is None
+    assert config_value(text, "CONFIG_LOCALVERSION") == "-tb"
+    assert config_value(text, "CONFIG_CIFS_X") is None
+
+
+def test_kconfig_cases_forbid_the_test_where_it_cannot_link():
+    from testbed.series_check import KCONFIG_CASES
+    builtin_cifs_module_kunit = [c for c in KCONFIG_CASES
+                                 if "CONFIG_CIFS=y" in c[1]
+                                 and "CONFIG_KUNIT=m" in c[1]]
+    assert builtin_cifs_module_kunit and builtin_cifs_module_kunit[0][2] is None

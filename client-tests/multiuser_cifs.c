@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * multiuser_cifs: on a multiuser mount each user reaches the server with
+ * a session of their own, and a remote watch must be opened with the
+ * credentials of the watcher that asked for it.  A second Samba user
+ * (SMB_USER2 of testbed.conf), with a key of their own in a session
+ * keyring as cifscreds would add it, watches with inotify two directories
+ * that the share's user made: one they may list, one they may only
+ * traverse (mode 0711).  They hear of a server-side create in the first
+ * and of nothing in the second, which their own session may not list.
+ * Before the fix the watch used the mount's credentials (the share's
+ * user), and the second user heard of changes in a directory the server
+ * would not let them list.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/keyctl.h>
+
+#include "lib/testbed.h"
+#include "lib/events.h"
+#include "kselftest_harness.h"
+
+#define MU_MNT		"/mnt/multiuser"
+#define TB_CONF		"/mnt/testbed/testbed.conf"
+#define WATCHER_ID	2000	/* a local uid/gid with no other use */
+#define EVENT_WAIT	10.0
+#define SILENCE_WAIT	3.0
+
+/* KEY=value of testbed.conf into @val; 0 or -1. */
+static int conf_value(const char *path, const char *key, char *val,
+		      size_t len)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	int rc = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + klen + 1);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+FIXTURE(mu) {
+	struct tb_dir listable;	/* mode 0755: the second user may list it */
+	struct tb_dir closed;	/* mode 0711: they may only traverse it */
+	char user[64], pass[64], server_ip[32];
+};
+
+FIXTURE_SETUP(mu)
+{
+	ASSERT_EQ(0, conf_value(TB_CONF, "SMB_USER2", self->user,
+				sizeof(self->user)));
+	ASSERT_EQ(0, conf_value(TB_CONF, "SMB_PASS2", self->pass,
+				sizeof(self->pass)));
+	ASSERT_EQ(0, conf_value(TB_ENV_FILE, "SERVER_IP", self->server_ip,
+				sizeof(self->server_ip)));
+	ASSERT_EQ(0, tb_server_dir(&self->listable, "mu-list"));
+	ASSERT_EQ(0, tb_server_dir(&self->closed, "mu-closed"));
+	ASSERT_EQ(0, tb_server(NULL, "chmod %s 755", self->listable.name));
+	ASSERT_EQ(0, tb_server(NULL, "chmod %s 711", self->closed.name));
+	ASSERT_EQ(0, system("mkdir -p " MU_MNT " && mount -t cifs "
+			    "//server/share " MU_MNT " -o vers=3.1.1,multiuser,"
+			    "sec=ntlmssp,remoteinotify,nosharesock,"
+			    "credentials=/etc/testbed/cifs.cred"));
+}
+
+FIXTURE_TEARDOWN(mu)
+{
+	umount2(MU_MNT, MNT_DETACH);
+	tb_remove_tree(self->listable.path);
+	tb_remove_tree(self->closed.path);
+}
+
+/*
+ * In a child: become the watcher (uid/gid WATCHER_ID) with a session
+ * keyring holding @user's password for the server, as `cifscreds add`
+ * leaves it, and watch @a and @b for IN_CREATE.  Writes "ready" once both
+ * watches are set (or "err N" and exits), then one line "a NAME" or
+ * "b NAME" per event, for @seconds.
+ */
+static void watcher(int out, const char *user, const char *pass,
+		    const char *server_ip, const char *a, const char *b,
+		    double seconds)
+{
+	char desc[64], payload[160], buf[4096];
+	double end;
+	int fd, wa, wb;
+
+	snprintf(desc, sizeof(desc), "cifs:a:%s", server_ip);
+	snprintf(payload, sizeof(payload), "%s:%s", user, pass);
+	if (setgroups(0, NULL) || setresgid(WATCHER_ID, WATCHER_ID, WATCHER_ID) ||
+	    setresuid(WATCHER_ID, WATCHER_ID, WATCHER_ID) ||
+	    syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 ||
+	    syscall(SYS_add_key, "logon", desc, payload, strlen(payload),
+		    KEY_SPEC_SESSION_KEYRING) < 0) {
+		dprintf(out, "err %d setting up the watcher\n", errno);
+		_exit(1);
+	}
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	wa = fd < 0 ? -1 : inotify_add_watch(fd, a, IN_CREATE);
+	wb = wa < 0 ? -1 : inotify_add_watch(fd, b, IN_CREATE);
+	if (wb < 0) {
+		dprintf(out, "err %d watching as uid %d\n", errno, WATCHER_ID);
+		_exit(1);
+	}
+	dprintf(out, "ready\n");
+	end = tb_now() + seconds;
+	while (tb_now() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *q;
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		for (q = buf; n > 0 && q < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)q;
+
+			dprintf(out, "%c %s\n", ev->wd == wa ? 'a' : 'b',
+				ev->len ? ev->name : "");
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	_exit(0);
+}
+
+/* Read lines from @fd until one starts with @want or @seconds pass. */
+static int read_until(int fd, const char *want, char *line, size_t len,
+		      double seconds)
+{
+	double end = tb_now() + seconds;
+	size_t used = 0;
+
+	while (tb_now() < end && used < len - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char c;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if (read(fd, &c, 1) != 1)
+			return -1;
+		if (c != '\n') {
+			line[used++] = c;
+			continue;
+		}
+		line[used] = '\0';
+		if (!strncmp(line, want, strlen(want)))
+			return 0;
+		if (!strncmp(line, "err", 3))
+			return -1;
+		used = 0;
+	}
+	line[used] = '\0';
+	return -1;
+}
+
+TEST_F(mu, watch_is_opened_with_the_watchers_credentials)
+{
+	char a[192], b[192], line[256];
+	int pfd[2], status;
+	pid_t pid;
+
+	snprintf(a, sizeof(a), MU_MNT "/%s", self->listable.name);
+	snprintf(b, sizeof(b), MU_MNT "/%s", self->closed.name);
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(pfd[0]);
+		watcher(pfd[1], self->user, self->pass, self->server_ip, a, b,
+			3 * EVENT_WAIT);
+	}
+	close(pfd[1]);
+	ASSERT_EQ(0, read_until(pfd[0], "ready", line, sizeof(line),
+				EVENT_WAIT))
+		TH_LOG("watcher: %s", line);
+	/* the listable directory's watch is armed under the watcher's session */
+	ASSERT_EQ(1, tb_wait_remote_watch(self->listable.name, EVENT_WAIT));
+	/* the other's open was sent with it; let its answer come */
+	usleep(1000 * 1000);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/secret", self->closed.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/visible", self->listable.name));
+	EXPECT_EQ(0, read_until(pfd[0], "a visible", line, sizeof(line),
+				EVENT_WAIT))
+		TH_LOG("no event for the directory the watcher may list");
+	EXPECT_NE(0, read_until(pfd[0], "b secret", line, sizeof(line),
+				SILENCE_WAIT))
+		TH_LOG("the watcher heard of a change in a directory its own "
+		       "session may not list");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(pfd[0]);
+}
+
+TEST_HARNESS_MAIN
