@@ -191,8 +191,16 @@ TEST_F(mu, watch_is_opened_with_the_watchers_credentials)
 		TH_LOG("watcher: %s", line);
 	/* the listable directory's watch is armed under the watcher's session */
 	ASSERT_EQ(1, tb_wait_remote_watch(self->listable.name, EVENT_WAIT));
-	/* the other's open was sent with it; let its answer come */
-	usleep(1000 * 1000);
+	/* the watcher's own session may not list the other: no request there */
+	EXPECT_EQ(0, tb_wait_remote_watch(self->closed.name, SILENCE_WAIT))
+		TH_LOG("the server holds a request on %s for the watcher, who may "
+		       "not list it: opened with other credentials",
+		       self->closed.name);
+	snprintf(line, sizeof(line), "%s filter", self->closed.name);
+	EXPECT_EQ(1, tb_file_has_line("/proc/fs/cifs/DebugData", line,
+				      " refused "))
+		TH_LOG("the watch of %s is not listed as refused",
+		       self->closed.name);
 	ASSERT_EQ(0, tb_server(NULL, "create %s/secret", self->closed.name));
 	ASSERT_EQ(0, tb_server(NULL, "create %s/visible", self->listable.name));
 	EXPECT_EQ(0, read_until(pfd[0], "a visible", line, sizeof(line),

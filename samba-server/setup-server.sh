@@ -8,6 +8,12 @@ here=/mnt/testbed
 . "$here/testbed.env"
 
 install -m 0644 "$here/smb.conf" /etc/samba/smb.conf
+# A second address on the same link, advertised with the first, so that a
+# multichannel client binds its second channel to it (one address gets one
+# channel); the addresses are the testbed's, not a route anywhere.
+ip addr add "${SERVER_IP%.*}.3/$PREFIX" dev eth0 2>/dev/null || true
+sed -i "s|^\t@INTERFACES@\$|\tinterfaces = \"$SERVER_IP;capability=RSS,speed=10000000000\" \"${SERVER_IP%.*}.3;capability=RSS,speed=10000000000\"|" \
+	/etc/samba/smb.conf
 if ! id "$SMB_USER" >/dev/null 2>&1; then
 	useradd -u "$SMB_UID" -M -d "$SHARE_PATH" -s /usr/sbin/nologin "$SMB_USER"
 fi

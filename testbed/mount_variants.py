@@ -7,11 +7,18 @@ invocation each, and puts the usual mount back whatever happened.
 
 The encrypted variant (`seal`) mounts //server/share-sealed, the same
 directory as a share of its own with `server smb encrypt = desired`, so
-that the other shares' traffic stays readable in the capture."""
+that the other shares' traffic stays readable in the capture.
+
+The multichannel variant mounts with `multichannel,max_channels=2`: the
+server advertises two addresses (setup-server.sh). The client learns them
+only after the mount has tried to add channels, and adds one at its next
+reconnect, so the case waits for the addresses, has tb-serverd drop the
+connection, and waits until DebugData shows the second channel: the core
+cases then run with a session of two channels."""
 
 import time
 
-from . import ktap, session, vm
+from . import ktap, network, session, vm
 from .errors import TestbedError
 
 CLIENT_BIN = vm.CLIENT_BIN
@@ -25,7 +32,13 @@ VARIANTS = {
     "vers3.0.2": ("share", "vers=3.0.2"),
     "sign": ("share", "vers=3.1.1,sign"),
     "seal": ("share-sealed", "vers=3.1.1,seal"),
+    "multichannel": ("share", "vers=3.1.1,multichannel,max_channels=2"),
 }
+
+# case name -> extra channels the session must have before the cases run
+EXTRA_CHANNELS = {"multichannel": 1}
+CHANNEL_WAIT = 60
+DEBUGDATA = "/proc/fs/cifs/DebugData"
 
 # program -> the cases (harness names) run on each variant
 CORE = {
@@ -53,6 +66,26 @@ def _remount(run, opts, share="share"):
     return out.strip()
 
 
+def _wait_channels(run, extra):
+    """Wait until a session of the client lists @extra extra channels:
+    the server's addresses known, a reconnect, the channel bound."""
+    code, out, err = vm.guest_exec(
+        run, "client", f"for i in $(seq {CHANNEL_WAIT}); do "
+        f"grep -q 'Server interfaces: [2-9]' {DEBUGDATA} && break; sleep 1; "
+        "done; bash -c '. /mnt/testbed/testbed.env; "
+        f"exec 3<>/dev/tcp/$SERVER_IP/{network.SERVERD_PORT}; "
+        "echo disconnect >&3; "
+        "read -t 20 r <&3'; "
+        f"for i in $(seq {CHANNEL_WAIT}); do ls {MNT} >/dev/null 2>&1; "
+        f"grep -q 'Extra Channels: {extra}' {DEBUGDATA} && exit 0; sleep 1; "
+        f"done; grep -h -e interfaces -e 'Extra Channels' {DEBUGDATA}; exit 1",
+        timeout=2 * CHANNEL_WAIT + 60)
+    if code != 0:
+        raise TestbedError(f"no session with {extra} extra channel(s) after "
+                           f"{CHANNEL_WAIT}s ({out.strip() or 'none listed'})")
+    return f"{extra} extra channel(s)"
+
+
 def _run_program(run, name, program, cases):
     """(ok, output, reason) of the chosen cases of one client program."""
     picks = " ".join(f"-r {c}" for c in cases)
@@ -74,6 +107,8 @@ def run_variant(run, name):
     try:
         lines.append(_remount(run, f"{opts},{session.SHARE_NOTIFY_OPT}",
                               share))
+        if name in EXTRA_CHANNELS:
+            lines.append(_wait_channels(run, EXTRA_CHANNELS[name]))
         for program, cases in CORE.items():
             p_ok, out, p_why = _run_program(run, name, program, cases)
             text += out

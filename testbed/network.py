@@ -13,6 +13,7 @@ from .errors import TestbedError
 
 SERVER_IP = "10.0.77.1"
 CLIENT_IP = "10.0.77.2"
+SERVERD_PORT = 7070       # tb-serverd on the server (client-tests/lib/testbed.h)
 PREFIX = 24
 # The guests' test markers go to the segment's broadcast address, so that
 # nothing answers them and the capture holds them on its own clock.

@@ -14,11 +14,10 @@ from . import (cases, capture_slices, faults, junit, kernel, ktap,
                mount_variants, session, smbtorture, vm)
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
-from .network import SERVER_IP
+from .network import SERVER_IP, SERVERD_PORT
 from .steps import Phase, capture, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
-SERVERD_PORT = 7070
 BIN = vm.GUEST_BIN
 CLIENT_BIN = vm.CLIENT_BIN
 

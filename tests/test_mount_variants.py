@@ -11,8 +11,9 @@ def _ktap(n):
 
 
 class FakeGuest:
-    def __init__(self, fail_mount_of=None, fail_program=None):
+    def __init__(self, fail_mount_of=None, fail_program=None, channels=True):
         self.cmds = []
+        self.channels = channels
         self.fail_mount_of = fail_mount_of
         self.fail_program = fail_program
 
@@ -23,6 +24,8 @@ class FakeGuest:
             if self.fail_mount_of and self.fail_mount_of in cmd:
                 return 32, "", "mount error(95): Operation not supported"
             return 0, "//server/share /mnt/share cifs rw 0 0\n", ""
+        if "Extra Channels" in cmd:
+            return (0, "", "") if self.channels else (1, "", "")
         for program, cases in mount_variants.CORE.items():
             if f"/{program} " in cmd:
                 if program == self.fail_program:
@@ -77,3 +80,22 @@ def test_hard_mount_faults_mount_hard():
     assert not any(opts.endswith(",hard") for name, (_, _, opts)
                    in faults.FAULTS.items() if "hard" not in name
                    and "server_stopped" not in name)
+
+
+def test_multichannel_waits_for_the_second_channel(monkeypatch):
+    guest = FakeGuest()
+    monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
+    ok, text, why, counts = mount_variants.run_variant("run", "multichannel")
+    assert ok, why
+    assert "multichannel,max_channels=2" in guest.cmds[0]
+    assert "Extra Channels: 1" in guest.cmds[1]
+    assert "1 extra channel(s)" in text
+
+
+def test_multichannel_without_a_second_channel_fails_and_restores(monkeypatch):
+    guest = FakeGuest(channels=False)
+    monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
+    ok, text, why, counts = mount_variants.run_variant("run", "multichannel")
+    assert not ok and "no session with 1 extra channel" in why
+    assert not any("TB_TEST_ID" in c for c in guest.cmds)
+    assert session.SHARE_OPTS in guest.cmds[-1]
