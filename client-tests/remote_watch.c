@@ -11,7 +11,6 @@
  */
 #include <fcntl.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -291,62 +290,6 @@ TEST_F(remote, drop_between_completion_and_rearm_reopens)
 	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
 		TH_LOG("no signal for a change after the drop");
-	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
-	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
-}
-
-#define FAIL_FUNCTION	"/sys/kernel/debug/fail_function"
-
-/* Make the next @times calls of the kernel's @func return @err; 0 or -errno. */
-static int fail_next_calls(const char *func, int err, int times)
-{
-	char path[160], val[32];
-	int rc;
-
-	if (access(FAIL_FUNCTION, F_OK) &&
-	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL))
-		return -errno;
-	rc = tb_write_file(FAIL_FUNCTION "/inject", func);
-	snprintf(path, sizeof(path), FAIL_FUNCTION "/%s/retval", func);
-	snprintf(val, sizeof(val), "%#lx", (unsigned long)(long)err);
-	if (!rc)
-		rc = tb_write_file(path, val);
-	snprintf(val, sizeof(val), "%d", times);
-	if (!rc)
-		rc = tb_write_file(FAIL_FUNCTION "/times", val);
-	if (!rc)
-		rc = tb_write_file(FAIL_FUNCTION "/probability", "100");
-	if (!rc)
-		rc = tb_write_file(FAIL_FUNCTION "/interval", "1");
-	return rc;
-}
-
-/*
- * The re-arm after a completion fails (fail_function makes the next
- * SMB2_notify_async() return -ENOMEM): the watch closes its handle, opens
- * a new one, reports one event for what it may have missed, and signals
- * the next change, with one handle on the server.  A watch whose re-arm
- * failed must neither die silently nor keep its old handle open.
- */
-TEST_F(remote, failed_rearm_reopens_with_one_handle)
-{
-	long long n = -1;
-	int rc;
-
-	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	rc = fail_next_calls("SMB2_notify_async", -ENOMEM, 1);
-	ASSERT_EQ(0, rc) TH_LOG("fail_function: %s", strerror(-rc));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/before", self->d.name));
-	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
-	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, "reopens 1", SIGNAL_WAIT))
-		TH_LOG("the watch was not reopened after its re-arm failed");
-	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, " armed ", SIGNAL_WAIT));
-	tb_write_file(FAIL_FUNCTION "/inject", "!SMB2_notify_async");
-	while (got_signal(_metadata, &self->set, self->fd, 1.0))
-		;
-	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
-	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
-		TH_LOG("no signal for a change after the failed re-arm");
 	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
 	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
 }
