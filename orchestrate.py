@@ -15,13 +15,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
-from testbed import (cache, capture_command, kernel, series_check,  # noqa: E402
-                     session, shell, steps, suite, vm)
+from testbed import (bench, cache, capture_command, kernel,  # noqa: E402
+                     series_check, session, shell, steps, suite, vm)
 from testbed.errors import TestbedError, UsageError  # noqa: E402
 
 
 def cmd_up(args, root):
-    session.up(root, REPO, args.config, args.kernel)
+    if args.bench and args.kernel:
+        raise UsageError("--bench builds its own kernel; drop --kernel")
+    session.up(root, REPO, args.config, args.kernel, bench=args.bench)
 
 
 def cmd_down(args, root):
@@ -42,6 +44,11 @@ def cmd_test(args, root):
                            args.kernel):
         return 1
     return 0
+
+
+def cmd_bench(args, root):
+    bench.run_bench(root, REPO, args.measure, args.quick, args.repeat,
+                    args.changes, args.spacing)
 
 
 def _current_run(root):
@@ -116,6 +123,9 @@ def parser():
     s.add_argument("--config", action="append", default=[], metavar="NAME",
                    help="also merge kernel/config/extra-NAME.config")
     s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
+    s.add_argument("--bench", action="store_true",
+                   help="boot the kernel built without the debug checkers "
+                        "(for 'bench')")
     s.set_defaults(fn=cmd_up)
     sub.add_parser("down", help="stop both guests").set_defaults(fn=cmd_down)
     sub.add_parser("status", help="what runs, with which kernel and "
@@ -135,6 +145,21 @@ def parser():
                         "kernel/config/extra-NAME.config")
     s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
     s.set_defaults(fn=cmd_test)
+    s = sub.add_parser("bench", help="measure latency, scale and cost of "
+                       "remote notification against the alternatives (on a "
+                       "testbed brought up with 'up --bench')")
+    s.add_argument("--measure", metavar="LIST",
+                   help="comma-separated measures (default all: "
+                        f"{', '.join(bench.MEASURES)})")
+    s.add_argument("--quick", action="store_true",
+                   help="fewer changes and counts (under 10 min with TCG)")
+    s.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="passes of each measure, for the spread (default 1)")
+    s.add_argument("--changes", type=int, metavar="N",
+                   help="latency: changes per pass (default 200, quick 50)")
+    s.add_argument("--spacing", type=float, metavar="SECONDS",
+                   help="latency: time between two changes (default 0.5)")
+    s.set_defaults(fn=cmd_bench)
     s = sub.add_parser("shell", help="interactive root shell in a guest "
                        "(Ctrl-] leaves)")
     s.add_argument("role", choices=vm.ROLES)

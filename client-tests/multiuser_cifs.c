@@ -32,29 +32,6 @@
 #define EVENT_WAIT	10.0
 #define SILENCE_WAIT	3.0
 
-/* KEY=value of testbed.conf into @val; 0 or -1. */
-static int conf_value(const char *path, const char *key, char *val,
-		      size_t len)
-{
-	char line[256];
-	size_t klen = strlen(key);
-	int rc = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != '=')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(val, len, "%s", line + klen + 1);
-		rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
-}
-
 FIXTURE(mu) {
 	struct tb_dir listable;	/* mode 0755: the second user may list it */
 	struct tb_dir closed;	/* mode 0711: they may only traverse it */
@@ -63,12 +40,12 @@ FIXTURE(mu) {
 
 FIXTURE_SETUP(mu)
 {
-	ASSERT_EQ(0, conf_value(TB_CONF, "SMB_USER2", self->user,
-				sizeof(self->user)));
-	ASSERT_EQ(0, conf_value(TB_CONF, "SMB_PASS2", self->pass,
-				sizeof(self->pass)));
-	ASSERT_EQ(0, conf_value(TB_ENV_FILE, "SERVER_IP", self->server_ip,
-				sizeof(self->server_ip)));
+	ASSERT_EQ(0, tb_conf_value(TB_CONF, "SMB_USER2", self->user,
+				   sizeof(self->user)));
+	ASSERT_EQ(0, tb_conf_value(TB_CONF, "SMB_PASS2", self->pass,
+				   sizeof(self->pass)));
+	ASSERT_EQ(0, tb_conf_value(TB_ENV_FILE, "SERVER_IP", self->server_ip,
+				   sizeof(self->server_ip)));
 	ASSERT_EQ(0, tb_server_dir(&self->listable, "mu-list"));
 	ASSERT_EQ(0, tb_server_dir(&self->closed, "mu-closed"));
 	ASSERT_EQ(0, tb_server(NULL, "chmod %s 755", self->listable.name));

@@ -11,6 +11,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -65,22 +66,6 @@ static int got_signal(struct __test_metadata *_metadata, sigset_t *set,
 	EXPECT_EQ(NOTIFY_SIG, sig);
 	EXPECT_EQ(fd, si.si_fd);
 	return 1;
-}
-
-/* Poll until a line of @path holds @a and @b, for at most @seconds. */
-static int wait_line(const char *path, const char *a, const char *b,
-		     double seconds)
-{
-	double end = tb_now() + seconds;
-	int rc;
-
-	do {
-		rc = tb_file_has_line(path, a, b);
-		if (rc)
-			return rc;
-		usleep(100 * 1000);
-	} while (tb_now() < end);
-	return 0;
 }
 
 /* Poll until no line of @path holds @a and @b, for at most @seconds. */
@@ -142,15 +127,15 @@ TEST_F(remote, tracepoints_follow_request_rearm_and_cancel)
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
 	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, 0));
 
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_request", self->d.name, 1));
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done", "status=0x0 ", 1))
+	EXPECT_EQ(1, tb_wait_line(trace, "smb3_notify_watch_request", self->d.name, 1));
+	EXPECT_EQ(1, tb_wait_line(trace, "smb3_notify_watch_done", "status=0x0 ", 1))
 		TH_LOG("no successful completion traced");
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_rearm", self->d.name, 1));
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_cancel", self->d.name,
-			       SIGNAL_WAIT));
+	EXPECT_EQ(1, tb_wait_line(trace, "smb3_notify_watch_rearm", self->d.name, 1));
+	EXPECT_EQ(1, tb_wait_line(trace, "smb3_notify_watch_cancel", self->d.name,
+			          SIGNAL_WAIT));
 	/* closing the handle ends the last request with NOTIFY_CLEANUP */
-	EXPECT_EQ(1, wait_line(trace, "smb3_notify_watch_done",
-			       "status=0x10b ", SIGNAL_WAIT))
+	EXPECT_EQ(1, tb_wait_line(trace, "smb3_notify_watch_done",
+			          "status=0x10b ", SIGNAL_WAIT))
 		TH_LOG("the cancelled request did not complete with STATUS_NOTIFY_CLEANUP");
 	EXPECT_EQ(0, trace_watch_events(0));
 }
@@ -256,7 +241,7 @@ TEST_F(remote, reconnect_reopens_the_watch_and_reports_once)
 	TH_LOG("ended %lld smbd process(es) serving this client", n);
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, RECONNECT_WAIT))
 		TH_LOG("no event after the reconnect");
-	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, "reopens 1", SIGNAL_WAIT))
+	EXPECT_EQ(1, tb_wait_line(DEBUGDATA, self->d.name, "reopens 1", SIGNAL_WAIT))
 		TH_LOG("the watch was not reopened once");
 	EXPECT_EQ(0, got_signal(_metadata, &self->set, self->fd, 1.0))
 		TH_LOG("more than one event for the reconnect");
@@ -283,13 +268,69 @@ TEST_F(remote, drop_between_completion_and_rearm_reopens)
 	ASSERT_EQ(0, tb_server(&n, "disconnect"));
 	/* the create's signal, and one for the reconnect */
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
-	EXPECT_EQ(1, wait_line(DEBUGDATA, self->d.name, " armed ", RECONNECT_WAIT))
+	EXPECT_EQ(1, tb_wait_line(DEBUGDATA, self->d.name, " armed ", RECONNECT_WAIT))
 		TH_LOG("the watch was not armed again after the drop");
 	while (got_signal(_metadata, &self->set, self->fd, 1.0))
 		;
 	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
 		TH_LOG("no signal for a change after the drop");
+	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
+	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
+}
+
+#define FAIL_FUNCTION	"/sys/kernel/debug/fail_function"
+
+/* Make the next @times calls of the kernel's @func return @err; 0 or -errno. */
+static int fail_next_calls(const char *func, int err, int times)
+{
+	char path[160], val[32];
+	int rc;
+
+	if (access(FAIL_FUNCTION, F_OK) &&
+	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL))
+		return -errno;
+	rc = tb_write_file(FAIL_FUNCTION "/inject", func);
+	snprintf(path, sizeof(path), FAIL_FUNCTION "/%s/retval", func);
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)(long)err);
+	if (!rc)
+		rc = tb_write_file(path, val);
+	snprintf(val, sizeof(val), "%d", times);
+	if (!rc)
+		rc = tb_write_file(FAIL_FUNCTION "/times", val);
+	if (!rc)
+		rc = tb_write_file(FAIL_FUNCTION "/probability", "100");
+	if (!rc)
+		rc = tb_write_file(FAIL_FUNCTION "/interval", "1");
+	return rc;
+}
+
+/*
+ * The re-arm after a completion fails (fail_function makes the next
+ * SMB2_notify_async() return -ENOMEM): the watch closes its handle, opens
+ * a new one, reports one event for what it may have missed, and signals
+ * the next change, with one handle on the server.  A watch whose re-arm
+ * failed must neither die silently nor keep its old handle open.
+ */
+TEST_F(remote, failed_rearm_reopens_with_one_handle)
+{
+	long long n = -1;
+	int rc;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+	rc = fail_next_calls("SMB2_notify_async", -ENOMEM, 1);
+	ASSERT_EQ(0, rc) TH_LOG("fail_function: %s", strerror(-rc));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/before", self->d.name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
+	EXPECT_EQ(1, tb_wait_line(DEBUGDATA, self->d.name, "reopens 1", SIGNAL_WAIT))
+		TH_LOG("the watch was not reopened after its re-arm failed");
+	EXPECT_EQ(1, tb_wait_line(DEBUGDATA, self->d.name, " armed ", SIGNAL_WAIT));
+	tb_write_file(FAIL_FUNCTION "/inject", "!SMB2_notify_async");
+	while (got_signal(_metadata, &self->set, self->fd, 1.0))
+		;
+	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
+	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
+		TH_LOG("no signal for a change after the failed re-arm");
 	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
 	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
 }
@@ -314,7 +355,7 @@ TEST_F(remote, reconnect_after_a_local_rename_follows_the_directory)
 	ASSERT_EQ(0, tb_server(&n, "disconnect"));
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, RECONNECT_WAIT))
 		TH_LOG("no event after the reconnect: the watch was not reopened");
-	EXPECT_EQ(1, wait_line(DEBUGDATA, name, "reopens 1", SIGNAL_WAIT))
+	EXPECT_EQ(1, tb_wait_line(DEBUGDATA, name, "reopens 1", SIGNAL_WAIT))
 		TH_LOG("the watch was not reopened under %s", name);
 
 	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->d.name));

@@ -4,7 +4,7 @@ One tshark pass with -T fields (tab between fields, form feed between the
 occurrences of one field: tshark escapes \\t \\n \\r \\f in strings, so a
 form feed never comes from a file name, while ',' or raw control bytes
 can). capture_align then gives each SMB2 PDU of a multi-PDU frame its own
-values. SMB2 on the second smbd's port 4445 is decoded too (-d).
+values. SMB2 on the other smbd's and the relays' ports is decoded too (-d).
 
 Errors are one line (TestbedError): no capture, an empty one, not a
 capture, no tshark. A capture cut short in the middle of a packet (QEMU
@@ -24,7 +24,9 @@ from .errors import TestbedError, UsageError
 
 AGGREGATOR = "\f"
 PCAP_HEADER_SIZE = 24
-EXTRA_SMB_PORT = 4445           # samba-server's second smbd (change notify = no)
+# SMB2 off port 445: the second smbd (change notify = no), the tb-sigproxy
+# relays (faithful, spoiling notify signatures)
+EXTRA_SMB_PORTS = (4445, 4447, 4448)
 TRUNCATED_HINT = "cut short in the middle of a packet"
 
 FRAME_FIELDS = ["frame.number", "frame.time_relative", "ip.src", "ip.dst",
@@ -48,11 +50,13 @@ SPEEDUPS = ["-o", "tcp.calculate_timestamps:FALSE",
 
 def tshark_command(pcap, fields, display_filter, extra=()):
     """The tshark -T fields command line for these fields."""
-    cmd = ["tshark", "-n", "-r", str(pcap), "-d",
-           f"tcp.port=={EXTRA_SMB_PORT},nbss", *SPEEDUPS, *extra,
-           "-Y", display_filter, "-T", "fields", "-E", "separator=/t",
-           "-E", f"aggregator={AGGREGATOR}", "-E", "occurrence=a",
-           "-E", "quote=n"]
+    cmd = ["tshark", "-n", "-r", str(pcap)]
+    for port in EXTRA_SMB_PORTS:
+        cmd += ["-d", f"tcp.port=={port},nbss"]
+    cmd += [*SPEEDUPS, *extra,
+            "-Y", display_filter, "-T", "fields", "-E", "separator=/t",
+            "-E", f"aggregator={AGGREGATOR}", "-E", "occurrence=a",
+            "-E", "quote=n"]
     for name in fields:
         cmd += ["-e", name]
     return cmd

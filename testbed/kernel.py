@@ -41,8 +41,10 @@ def tree_dir(cache, version):
     return cache / "src" / safe_name(version)
 
 
-def build_dir(cache, version):
-    return cache / "build" / safe_name(version)
+def build_dir(cache, version, bench=False):
+    """One build directory per tree and flavour: the bench's kernel has its
+    own, so that neither build undoes the other's objects."""
+    return cache / "build" / (safe_name(version) + ("-bench" if bench else ""))
 
 
 def series(repo):
@@ -51,10 +53,17 @@ def series(repo):
                   if p.name != COVER_LETTER)
 
 
-def fragments(repo, extra=()):
-    """Config fragments: kernel/config/*.config, then any named extras."""
+# what the bench's kernel leaves out: the checkers distort every figure
+BENCH_LEAVES_OUT = ("debug.config",)
+
+
+def fragments(repo, extra=(), bench=False):
+    """Config fragments: kernel/config/*.config, then any named extras;
+    for the bench, without the debug checkers (BENCH_LEAVES_OUT)."""
     frags = sorted((repo / "kernel" / "config").glob("*.config"))
     frags = [f for f in frags if not f.name.startswith("extra-")]
+    if bench:
+        frags = [f for f in frags if f.name not in BENCH_LEAVES_OUT]
     for name in extra:
         path = repo / "kernel" / "config" / f"extra-{name}.config"
         if not path.is_file():
@@ -210,24 +219,25 @@ def make_command(cache, tree, build, jobs=None):
             "bzImage"], env
 
 
-def build_kernel(cache, repo, extra=(), jobs=None):
-    """Return the path of a bzImage built from kernel/ (cached by key)."""
+def build_kernel(cache, repo, extra=(), jobs=None, bench=False):
+    """Return the path of a bzImage built from kernel/ (cached by key);
+    with `bench`, the kernel without the debug checkers."""
     logs = cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    log = logs / "kernel.log"
+    log = logs / ("kernel-bench.log" if bench else "kernel.log")
     log.write_text("")
     version = source_version()
     tree = ensure_tree(cache, version, log)
     state = apply_series(tree, repo, log)
     if state == "local":
         say(f"    building the kernel tree as it stands (local changes in {tree})")
-    frags = fragments(repo, extra)
+    frags = fragments(repo, extra, bench)
     key = kernel_key(tree, version, frags)
     out = cache / "kernels" / key
     if (out / "bzImage").is_file():
         say(f"==> kernel {key}: cached")
         return out
-    build = build_dir(cache, version)
+    build = build_dir(cache, version, bench)
     merge_config(tree, build, frags, log)
     cmd, env = make_command(cache, tree, build, jobs)
     with Phase(f"building kernel {key} (make {cmd[4]} bzImage; log {log})"):

@@ -141,10 +141,11 @@ def _mount_nfs(run, conf):
                   check, MOUNT_SECONDS, run, "client")
 
 
-def up(cache, repo, extra_config=(), kernel_dir=None):
+def up(cache, repo, extra_config=(), kernel_dir=None, bench=False):
     """Build what is missing, boot both guests, mount the share. With
     `kernel_dir` (a directory holding bzImage and config, such as a cached
-    kernels/<key>), boot that kernel instead of building kernel/."""
+    kernels/<key>), boot that kernel instead of building kernel/; with
+    `bench`, the kernel built without the debug checkers."""
     state, pids = running(cache)
     if state and all(pids.values()):
         say(f"testbed already up (run {state['run']}); 'down' stops it")
@@ -161,7 +162,7 @@ def up(cache, repo, extra_config=(), kernel_dir=None):
                              "there (a directory like <cache>/kernels/<key>)")
         say(f"==> kernel {kern}: given with --kernel")
     else:
-        kern = kernel.build_kernel(cache, repo, extra_config)
+        kern = kernel.build_kernel(cache, repo, extra_config, bench=bench)
     imgs = images.build_images(cache, repo)
     accel = vm.choose_accel(cache, kern)
     run = _new_run(cache, repo)

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 
 from . import (cases, capture_slices, faults, junit, kernel, ktap,
-               mount_variants, session, smbtorture, vm)
+               mount_variants, server_helpers, session, smbtorture, vm)
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
-from .network import SERVER_IP, SERVERD_PORT
 from .steps import Phase, capture, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
@@ -45,6 +44,17 @@ def build_tests(cache, repo):
     for name, (names, _) in HOST_DRIVEN.items():
         programs[name] = list(names)
     return out, programs
+
+
+def stage(run, repo, bindir):
+    """The built tests and helpers into both guests (the staging folder,
+    then the client's own disk), and the server's helpers started."""
+    shutil.copytree(bindir, run / "staging" / "bin", dirs_exist_ok=True)
+    server_helpers.start(run, session.read_conf(repo)["SMB_UID"])
+    code, _, err = vm.guest_exec(run, "client", f"rm -rf {CLIENT_BIN} && "
+                                 f"cp -a {BIN} {CLIENT_BIN}", timeout=120)
+    if code != 0:
+        raise TestbedError(f"could not copy the tests to the client: {err}")
 
 
 def list_cases(program):
@@ -78,38 +88,6 @@ def list_tests(cache, repo):
     _, programs = build_tests(cache, repo)
     for test_id in cases.all_ids(programs):
         print(test_id)
-
-
-# smbd instances besides the main one: (systemd unit, config file, port)
-EXTRA_SMBDS = (
-    ("smbd-nonotify", "smb-nonotify.conf", 4445),  # refuses notification
-    ("smbd-torture", "smb-torture.conf", 4446),    # smbtorture's, no inotify
-)
-
-
-def start_serverd(run, uid):
-    """tb-serverd on the server guest, for server-side changes made as the
-    share's user `uid`, and the extra smbd instances (EXTRA_SMBDS)."""
-    # restarted each time: the binary may have changed since the last run
-    code, out, err = vm.guest_exec(
-        run, "server", "systemctl stop tb-serverd 2>/dev/null; "
-        "systemctl reset-failed tb-serverd 2>/dev/null; systemd-run "
-        f"--quiet --unit=tb-serverd {BIN}/tb-serverd "
-        f"{SERVER_IP} {SERVERD_PORT} {uid}", timeout=30)
-    if code != 0:
-        raise TestbedError(f"tb-serverd did not start on the server: {err}")
-    for unit, conf, port in EXTRA_SMBDS:
-        state = f"/run/{unit.replace('smbd-', 'samba-')}"
-        code, out, err = vm.guest_exec(
-            run, "server", f"systemctl is-active -q {unit} || {{ mkdir -p "
-            f"{state}/lock {state}/state {state}/cache {state}/ncalrpc && "
-            f"systemd-run --quiet --unit={unit} smbd --foreground "
-            f"--no-process-group --configfile=/mnt/testbed/{conf}; }}; "
-            f"for i in $(seq 60); do ss -lnt | grep -q ':{port} ' && exit 0; "
-            "sleep 0.5; done; exit 1", timeout=60)
-        if code != 0:
-            raise TestbedError(f"{unit} ({conf}, port {port}) did not start "
-                               f"on the server: {err}")
 
 
 def run_case(run, program, case):
@@ -353,12 +331,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     run = Path(state["run"])
     bindir, programs = built or build_tests(cache, repo)
     chosen, checks = choose_cases(programs, pattern)
-    shutil.copytree(bindir, run / "staging" / "bin", dirs_exist_ok=True)
-    start_serverd(run, session.read_conf(repo)["SMB_UID"])
-    code, _, err = vm.guest_exec(run, "client", f"rm -rf {CLIENT_BIN} && "
-                                 f"cp -a {BIN} {CLIENT_BIN}", timeout=120)
-    if code != 0:
-        raise TestbedError(f"could not copy the tests to the client: {err}")
+    stage(run, repo, bindir)
     report = ktap.Report()
     entries = _entries(run, state, chosen, checks, repeat)
     out_lines = [report.header(len(entries))]

@@ -42,27 +42,42 @@ static inline void tb_unique(char *buf, size_t len, const char *prefix)
 	snprintf(buf, len, "%s-%d-%u", prefix, (int)getpid(), seq++);
 }
 
-/* The server's address, from the staging folder's testbed.env. */
-static inline int tb_server_addr(struct sockaddr_in *sa)
+/* The value of @key in the KEY=value file @path, into @val; 0 or -errno. */
+static inline int tb_conf_value(const char *path, const char *key, char *val,
+				size_t len)
 {
-	char line[128];
-	FILE *f = fopen(TB_ENV_FILE, "r");
+	char line[256];
+	size_t klen = strlen(key);
+	FILE *f = fopen(path, "r");
 	int rc = -ENOENT;
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "SERVER_IP=", 10))
+		if (strncmp(line, key, klen) || line[klen] != '=')
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		memset(sa, 0, sizeof(*sa));
-		sa->sin_family = AF_INET;
-		sa->sin_port = htons(TB_SERVER_PORT);
-		rc = inet_pton(AF_INET, line + 10, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+		rc = strlen(line + klen + 1) < len ? 0 : -EOVERFLOW;
+		if (!rc)
+			strcpy(val, line + klen + 1);
 		break;
 	}
 	fclose(f);
 	return rc;
+}
+
+/* The server's address, from the staging folder's testbed.env. */
+static inline int tb_server_addr(struct sockaddr_in *sa)
+{
+	char ip[32];
+	int rc = tb_conf_value(TB_ENV_FILE, "SERVER_IP", ip, sizeof(ip));
+
+	if (rc)
+		return rc;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(TB_SERVER_PORT);
+	return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
 /*
@@ -236,6 +251,22 @@ static inline int tb_file_has_line(const char *path, const char *a,
 			found = 1;
 	fclose(f);
 	return found;
+}
+
+/* Poll until a line of @path holds @a and @b, for at most @seconds. */
+static inline int tb_wait_line(const char *path, const char *a, const char *b,
+			       double seconds)
+{
+	double end = tb_now() + seconds;
+	int rc;
+
+	do {
+		rc = tb_file_has_line(path, a, b);
+		if (rc)
+			return rc;
+		usleep(100 * 1000);
+	} while (tb_now() < end);
+	return 0;
 }
 
 /* Write a short string to a /proc, /sys or tracefs file; 0 or -errno. */

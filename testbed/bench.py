@@ -1,0 +1,145 @@
+"""`orchestrate.py bench`: how well remote notification works, against what
+users do today, on the running testbed, in one run: each measure's figures
+under runs/<run>/bench/ (results.json, a CSV per measure, SVG pictures)
+and a short summary on stdout.
+
+The testbed must be up with the kernel built without the debug checkers
+(`up --bench`): KASAN, lockdep and kmemleak distort every figure. Figures
+compare peers measured in the same run, as ratios; the machine is shared."""
+import time
+from pathlib import Path
+
+from . import (bench_burst, bench_io, bench_latency, bench_report,
+               bench_scale, session, suite)
+from .errors import TestbedError, UsageError
+from .steps import Phase, say
+
+MEASURES = ("latency", "scale", "io", "bursts")
+DEFAULTS = {"latency": {"changes": 200, "spacing": 0.5},
+            "scale": (1000, 5000, 10000, 20000),
+            "io": (0, 1000, 10000),
+            "bursts": (5000, 50000)}
+QUICK = {"latency": {"changes": 50, "spacing": 0.5},
+         "scale": (1000,),
+         "io": (0, 1000),
+         "bursts": (5000,)}
+DEBUG_OPTIONS = ("CONFIG_KASAN=y", "CONFIG_PROVE_LOCKING=y",
+                 "CONFIG_DEBUG_KMEMLEAK=y")
+
+
+def parse_measures(text):
+    """'latency,scale' -> ('latency', 'scale'); an unknown one is a usage
+    error naming the known ones."""
+    if not text:
+        return MEASURES
+    chosen = []
+    for word in text.split(","):
+        word = word.strip()
+        if word not in MEASURES:
+            raise UsageError(f"unknown measure '{word}'; the measures are: "
+                             + ", ".join(MEASURES))
+        if word not in chosen:
+            chosen.append(word)
+    return tuple(chosen)
+
+
+def check_options(changes, repeat, spacing):
+    if repeat < 1:
+        raise UsageError("--repeat wants a count of 1 or more")
+    if changes is not None and not 1 <= changes <= 10000:
+        raise UsageError("--changes wants 1 to 10000 (the bench directory's "
+                         "names are c-0000 to c-9999)")
+    if spacing is not None and not 0.05 <= spacing <= 10:
+        raise UsageError("--spacing wants 0.05 to 10 seconds")
+
+
+def debug_options(kernel_dir):
+    """The debug checkers the kernel in `kernel_dir` was built with."""
+    try:
+        config = (Path(kernel_dir) / "config").read_text()
+    except OSError:
+        return []
+    return [o.split("=")[0] for o in DEBUG_OPTIONS if f"\n{o}\n" in config]
+
+
+def running_state(cache):
+    """The running testbed's state; an error when it is not up or runs a
+    kernel with the debug checkers."""
+    state, pids = session.running(cache)
+    if not state or not all(pids.values()):
+        raise TestbedError("testbed is not up: run 'orchestrate.py up "
+                           "--bench' (the kernel without debug checkers)")
+    found = debug_options(state["kernel"])
+    if found:
+        raise TestbedError(f"the running kernel has {', '.join(found)}, which "
+                           "distort every figure: 'down', then 'up --bench'")
+    return state
+
+
+def run_bench(cache, repo, measures=None, quick=False, repeat=1,
+              changes=None, spacing=None):
+    """Run the chosen measures; print the summary; return the results."""
+    chosen = parse_measures(measures)
+    check_options(changes, repeat, spacing)
+    state = running_state(cache)
+    run = Path(state["run"])
+    conf = session.read_conf(repo)
+    bindir, _ = suite.build_tests(cache, repo)
+    suite.stage(run, repo, bindir)
+    outdir = run / "bench"
+    outdir.mkdir(exist_ok=True)
+    results = {"kernel": state.get("release"), "kernel_dir": state["kernel"],
+               "accel": state.get("accel"), "quick": quick,
+               "repeat": repeat, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+               "measures": {}}
+    summary = [f"bench on kernel {state.get('release')} "
+               f"({Path(state['kernel']).name}), {state.get('accel')}, "
+               f"{repeat} pass(es){', quick' if quick else ''}"]
+    t0 = time.monotonic()
+    if "latency" in chosen:
+        params = dict((QUICK if quick else DEFAULTS)["latency"])
+        if changes:
+            params["changes"] = changes
+        if spacing:
+            params["spacing"] = spacing
+        with Phase(f"latency: {len(bench_latency.WATCHERS)} watchers, "
+                   f"{params['changes']} changes x {repeat}"):
+            passes = bench_latency.measure(run, conf, params["changes"],
+                                           params["spacing"], repeat)
+        rows = bench_report.write_latency(outdir, passes,
+                                          bench_latency.WATCHERS)
+        results["measures"]["latency"] = {"params": params, "rows": rows,
+                                          "passes": passes}
+        summary += ["", "Latency from a server-side create to the watcher's "
+                    "event (median over passes; range):",
+                    bench_report.latency_table(rows), "",
+                    *bench_report.targets(rows)]
+    counts = QUICK if quick else DEFAULTS
+    if "scale" in chosen:
+        with Phase(f"scale: {', '.join(map(str, counts['scale']))} watches"):
+            rows = bench_scale.measure(run, conf, counts["scale"])
+        results["measures"]["scale"] = rows
+        summary += ["", "Scale (one inotify watch per directory, one "
+                    "server-side create in each):",
+                    bench_report.write_scale(outdir, rows)]
+    if "io" in chosen:
+        with Phase(f"I/O cost: {', '.join(map(str, counts['io']))} watches"):
+            res = bench_io.measure(run, conf, counts["io"])
+        results["measures"]["io"] = res
+        summary += ["", "Ordinary I/O on the mount with remote watches armed "
+                    "elsewhere (ratio to 0 watches):",
+                    bench_report.write_io(outdir, res)]
+    if "bursts" in chosen:
+        with Phase(f"bursts: {', '.join(map(str, counts['bursts']))} "
+                   "creates"):
+            rows = bench_burst.measure(run, conf, counts["bursts"])
+        results["measures"]["bursts"] = rows
+        summary += ["", "Bursts of creates in one watched directory:",
+                    bench_report.write_bursts(outdir, rows)]
+    results["seconds"] = round(time.monotonic() - t0, 1)
+    bench_report.write_results(outdir, results)
+    (outdir / "summary.md").write_text("\n".join(summary) + "\n")
+    print("\n".join(summary))
+    say(f"bench done in {results['seconds']:.0f} s; figures and pictures "
+        f"in {outdir}")
+    return results

@@ -1,0 +1,133 @@
+"""The bench's scale measure, and the watches the I/O measure arms: N
+directories made on the server's disk, one inotify watch on each
+(client-tests/tb-benchscale.c on a remoteinotify mount), then one
+server-side create in each. Per N: the time until the server holds N
+requests, the time until every watcher had its event (capture clock:
+tb-serverd marks the creates, the watcher marks the last delivery),
+the server's handles, smbd's memory per watch, the client's slab memory
+per watch (and after the watches are gone: back at the baseline?), the
+client's credits and requests on the wire."""
+import time
+
+from . import bench_guest as guest
+from . import capture_read, vm
+from .errors import TestbedError
+from .steps import say
+
+CLIENT_MNT = "/mnt/share"
+UNIT = "tb-bench-scale"
+POLL_SECONDS = 2
+EVENT_SECONDS = 600     # every directory heard of its change
+RELEASE_SECONDS = 300   # the server's requests gone after the watcher
+CAPTURE_NAME = "client.pcap"
+
+
+def arm_seconds(n):
+    """The bound on arming n watches: 50 ms each under TCG, 2 min at least."""
+    return max(120, n // 20)
+
+
+def make_dirs(run, prefix, n):
+    guest.serverd(run, f"mkdirs {prefix} {n}", timeout=60 + n // 50)
+    # the client lists them now (readdir instantiates their dentries), so
+    # that arming measures the watches rather than the lookups
+    guest.run(run, "client", f"ls -l {CLIENT_MNT} | grep -c ' {prefix}-'",
+              timeout=120 + n // 20, what="listing the directories")
+
+
+def raise_limits(run, n):
+    """dir_watch_max and inotify's per-user watch limit above n."""
+    guest.run(run, "client", "echo $(( " + str(n) + " + 1024 )) > "
+              "/sys/module/cifs/parameters/dir_watch_max && "
+              f"sysctl -q fs.inotify.max_user_watches={n + 1024}",
+              what="raising dir_watch_max")
+
+
+def arm(run, conf, prefix, n):
+    """Start the watcher on prefix-0..n-1; seconds until the server holds
+    n requests (polled every POLL_SECONDS), or an error naming the limit."""
+    t0 = time.monotonic()
+    guest.start_unit(run, "client", UNIT, [f"{vm.CLIENT_BIN}/tb-benchscale",
+                                           "arm", f"{CLIENT_MNT}/{prefix}",
+                                           str(n)])
+    deadline = t0 + arm_seconds(n)
+    held = 0
+    while time.monotonic() < deadline:
+        out = guest.unit_output(run, "client", UNIT)
+        if "failed " in out:
+            raise TestbedError(f"arming {n} watches: {out.strip()[-200:]}")
+        held = guest.server_notifies(run, conf, prefix + "-")
+        if held >= n:
+            return time.monotonic() - t0
+        time.sleep(POLL_SECONDS)
+    raise TestbedError(f"arming {n} watches: the server holds {held} requests "
+                       f"after {arm_seconds(n)} s (limit: dir_watch_max, the "
+                       "server's credits or its memory; see DebugData)")
+
+
+def release(run, conf, prefix):
+    """Stop the watcher; seconds until the server holds no request."""
+    t0 = time.monotonic()
+    guest.stop_units(run, "client", [UNIT])
+    while time.monotonic() - t0 < RELEASE_SECONDS:
+        if guest.server_notifies(run, conf, prefix + "-") == 0:
+            return time.monotonic() - t0
+        time.sleep(POLL_SECONDS)
+    return None
+
+
+def _all_heard_seconds(run, prefix, n):
+    """From the capture: the touchall marker to the watcher's scale-all."""
+    markers, _ = capture_read.read_markers(run / CAPTURE_NAME)
+    start = [m.time for m in markers if m.kind == "change"
+             and m.keys.get("op") == "touchall"
+             and m.keys.get("path") == prefix]
+    done = [m.time for m in markers if m.kind == "scale-all"
+            and m.keys.get("n") == str(n)]
+    if not start:
+        return None
+    done = [t for t in done if t >= start[-1]]
+    return done[0] - start[-1] if done else None
+
+
+def measure_one(run, conf, n, index):
+    """The figures for n watched directories."""
+    prefix = f"bench-scale-{int(time.time())}-{index}"
+    make_dirs(run, prefix, n)
+    raise_limits(run, n)
+    slab0, rss0 = guest.client_slab_bytes(run), guest.smbd_rss_kib(run)
+    row = {"watches": n}
+    try:
+        row["arm_s"] = round(arm(run, conf, prefix, n), 1)
+        slab1, rss1 = guest.client_slab_bytes(run), guest.smbd_rss_kib(run)
+        row["client_bytes_per_watch"] = round((slab1 - slab0) / n)
+        row["smbd_kib_per_watch"] = round((rss1 - rss0) / n, 2)
+        row["server_handles"] = guest.server_opens(run, conf, prefix + "-")
+        row["credits"], row["on_wire"] = guest.client_credits(run)
+        guest.serverd(run, f"touchall {prefix} {n} hello",
+                      timeout=60 + n // 50)
+        guest.wait_output(run, "client", UNIT,
+                          lambda t: f"status {n}\n" in t, EVENT_SECONDS,
+                          f"every one of {n} watchers hearing of its change")
+        time.sleep(1)
+        row["all_heard_s"] = _all_heard_seconds(run, prefix, n)
+        if row["all_heard_s"] is not None:
+            row["all_heard_s"] = round(row["all_heard_s"], 2)
+    finally:
+        row["release_s"] = release(run, conf, prefix)
+    time.sleep(2)                # the watches' linger, then their frees
+    slab2 = guest.client_slab_bytes(run)
+    row["client_bytes_after_per_watch"] = round((slab2 - slab0) / n)
+    guest.run(run, "server", f"cd {conf['SHARE_PATH']} && "
+              f"find . -maxdepth 1 -name '{prefix}-*' -exec rm -rf {{}} +",
+              timeout=120 + n // 100, what="removing the directories")
+    say(f"    {n} watches: armed in {row['arm_s']} s, all heard in "
+        f"{row['all_heard_s']} s, {row['client_bytes_per_watch']} B/watch "
+        f"on the client")
+    return row
+
+
+def measure(run, conf, counts):
+    """[row per count]; a count that cannot be reached ends the measure with
+    the reason in its row."""
+    return guest.each_count(measure_one, run, conf, counts, "watches", True)

@@ -1,0 +1,101 @@
+"""bench_report and bench_plot on small canned results."""
+import csv
+import xml.dom.minidom
+
+from testbed import bench, bench_plot, bench_report
+from testbed.errors import UsageError
+
+WATCHERS = (("inotify", "i"), ("smbclient", "s"), ("poll1000", "p"),
+            ("fanotify", "f"))
+
+
+def entry(lat, missed=0, cpu=10.0):
+    s = sorted(lat)
+    return {"available": True, "n": len(lat), "missed": missed,
+            "p50": s[len(s) // 2], "p90": s[-1], "p99": s[-1], "max": s[-1],
+            "latencies": lat, "cpu_us_per_change": cpu}
+
+
+PASSES = [{"inotify": entry([0.02, 0.03, 0.04]),
+           "smbclient": entry([0.04, 0.05, 0.06]),
+           "poll1000": entry([0.4, 0.5, 0.9], missed=1),
+           "fanotify": {"available": False}}]
+
+
+def test_rows_ratios_and_unavailable():
+    rows = {r["watcher"]: r for r in bench_report.latency_rows(PASSES,
+                                                               WATCHERS)}
+    assert rows["inotify"]["p50_vs_smbclient"] == 0.03 / 0.05
+    assert round(rows["inotify"]["p50_vs_poll1000"], 3) == 0.06
+    assert rows["poll1000"]["missed"] == 1
+    assert rows["poll1000"]["changes"] == 4
+    assert rows["fanotify"]["available"] is False
+    table = bench_report.latency_table(list(rows.values()))
+    assert "| fanotify | not available on this kernel" in table
+    assert "| poll1000 | 500.0 ms" in table
+
+
+def test_targets_name_each_state():
+    rows = bench_report.latency_rows(PASSES, WATCHERS)
+    lines = bench_report.targets(rows)
+    assert "inotify: p50 <= smbclient's p50: met (ratio 0.60)" in lines
+    assert "fanotify: not available on this kernel" in lines
+    assert any(line.startswith("inotify: no missed change: met")
+               for line in lines)
+
+
+def test_latency_files(tmp_path):
+    bench_report.write_latency(tmp_path, PASSES, WATCHERS)
+    with open(tmp_path / "latency.csv") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["pass", "watcher", "latency_ms"]
+    assert len(rows) == 1 + 9
+    xml.dom.minidom.parse(str(tmp_path / "latency-cdf.svg"))
+
+
+def test_scale_io_burst_files(tmp_path):
+    rows = [{"watches": 1000, "arm_s": 30.0, "all_heard_s": 9.5,
+             "release_s": 4.0, "client_bytes_per_watch": 1500,
+             "client_bytes_after_per_watch": 3, "smbd_kib_per_watch": 2.5,
+             "server_handles": 1000, "credits": 500, "on_wire": 1000},
+            {"watches": 5000, "error": "the server holds 4000 requests"}]
+    table = bench_report.write_scale(tmp_path, rows)
+    assert "| 5000 | not reached: the server holds 4000" in table
+    xml.dom.minidom.parse(str(tmp_path / "scale-time.svg"))
+    xml.dom.minidom.parse(str(tmp_path / "scale-memory.svg"))
+    io = {0: {"meta": 100.0, "write": 50.0, "read": 60.0, "meta_ratio": 1.0,
+              "write_ratio": 1.0, "read_ratio": 1.0},
+          1000: {"meta": 95.0, "write": 49.0, "read": 30.0,
+                 "meta_ratio": 0.95, "write_ratio": 0.98, "read_ratio": 0.5}}
+    table = bench_report.write_io(tmp_path, io)
+    assert "| 1000 | 95 (0.95) | 49.0 (0.98) | 30.0 (0.50) |" in table
+    xml.dom.minidom.parse(str(tmp_path / "io.svg"))
+    table = bench_report.write_bursts(tmp_path, [
+        {"files": 5000, "create_s": 3.0, "named": 4990, "nameless": 1,
+         "overflows": 0, "until_quiet_s": 12.0, "client_cpu_s": 2.5,
+         "client_lists": 5000, "server_lists": 5000, "listing_equal": True}])
+    assert "| 5000 | 4990 | 1 | 0 | 12.0 s | 2.5 s | yes (5000/5000) |" \
+        in table
+
+
+def test_log_ticks_cover_decades():
+    assert bench_plot.log_ticks(0.01, 1) == [0.01, 0.02, 0.05, 0.1, 0.2,
+                                             0.5, 1]
+
+
+def test_measures_parse_and_refuse():
+    assert bench.parse_measures(None) == bench.MEASURES
+    assert bench.parse_measures("io,latency,io") == ("io", "latency")
+    try:
+        bench.parse_measures("latency,nope")
+    except UsageError as e:
+        assert "unknown measure 'nope'" in str(e)
+    else:
+        raise AssertionError("no error")
+
+
+def test_debug_kernel_is_named(tmp_path):
+    (tmp_path / "config").write_text("#\nCONFIG_KASAN=y\nCONFIG_X=y\n")
+    assert bench.debug_options(tmp_path) == ["CONFIG_KASAN"]
+    (tmp_path / "config").write_text("#\nCONFIG_X=y\n")
+    assert bench.debug_options(tmp_path) == []
