@@ -15,8 +15,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
-from testbed import (bench, cache, capture_command, kernel,  # noqa: E402
-                     series_check, session, shell, steps, suite, vm)
+from testbed import (bench, cache, kernel, series_check,  # noqa: E402
+                     session, shell, steps, suite, vm)
+from testbed.capture import command as capture_command  # noqa: E402
 from testbed.errors import TestbedError, UsageError  # noqa: E402
 
 

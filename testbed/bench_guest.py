@@ -104,10 +104,11 @@ def smbd_rss_kib(testbed_run):
 
 
 def client_slab_bytes(testbed_run):
-    """Bytes in every slab cache of the client (active objects x size)."""
-    out = run(testbed_run, "client", "awk 'NR>2 {s+=$2*$4} END {print s+0}' "
-              "/proc/slabinfo", what="/proc/slabinfo")
-    return int(float(out.strip() or 0))
+    """The client's slab memory (kmalloc included), bytes: /proc/meminfo's
+    Slab, after a moment for RCU-freed objects to go."""
+    out = run(testbed_run, "client", "sleep 1; awk '/^Slab:/ {print $2}' "
+              "/proc/meminfo", what="/proc/meminfo")
+    return int(out.strip() or 0) * 1024
 
 
 def client_busy_jiffies(testbed_run):

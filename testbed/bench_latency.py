@@ -9,7 +9,8 @@ import shlex
 import time
 
 from . import bench_guest as guest
-from . import bench_stats, capture_read, vm
+from . import bench_stats, vm
+from .capture import read as capture_read
 from .errors import TestbedError
 from .steps import say
 
@@ -31,7 +32,14 @@ CLIENT_MNT = "/mnt/share"
 CAPTURE_NAME = "client.pcap"
 
 
+CLIENT_CRED = "/etc/testbed/cifs.cred"    # the client's credentials file
+
+
 def _smbclient_args(conf, host):
+    """smbclient's session: the client has a credentials file; the server
+    guest uses the testbed's own password (an isolated network)."""
+    if host == "server":
+        return f"-A {CLIENT_CRED} //server/share -m SMB3"
     return (f"//{host}/share -U {conf['SMB_USER']}%{conf['SMB_PASS']} "
             "-m SMB3")
 

@@ -10,7 +10,8 @@ client's credits and requests on the wire."""
 import time
 
 from . import bench_guest as guest
-from . import capture_read, vm
+from . import vm
+from .capture import read as capture_read
 from .errors import TestbedError
 from .steps import say
 

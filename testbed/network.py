@@ -8,7 +8,7 @@ client's NIC to a pcap file in the run directory; the capture_* modules
 read it (orchestrate.py pcap).
 """
 
-from .capture_records import MARKER_PORT
+from .capture.records import MARKER_PORT
 from .errors import TestbedError
 
 SERVER_IP = "10.0.77.1"

@@ -10,8 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import (cases, capture_slices, faults, junit, kernel, ktap,
+from . import (cases, faults, junit, kernel, ktap,
                mount_variants, server_helpers, session, smbtorture, vm)
+from .capture import slices as capture_slices
 from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
 from .errors import TestbedError, UsageError
 from .steps import Phase, capture, run_logged, say

@@ -3,7 +3,7 @@ from testbed.bench_stats import (cdf_points, changes_from_markers,
                                  deliveries_from_markers, pair,
                                  per_change_cpu_us, percentile, ratio,
                                  spread, summarize)
-from testbed.capture_records import Marker
+from testbed.capture.records import Marker
 
 
 def mark(time, kind, test_id, **keys):

@@ -5,11 +5,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_capture_read import canned
-from testbed import capture_svg
-from testbed.capture_notify import notify_events, pair_latencies
-from testbed.capture_records import Marker, Pdu
-from testbed.capture_view import request_finder
+from test_read import canned
+from testbed.capture import svg as capture_svg
+from testbed.capture.notify import notify_events, pair_latencies
+from testbed.capture.records import Marker, Pdu
+from testbed.capture.view import request_finder
 
 SVG = "{http://www.w3.org/2000/svg}"
 

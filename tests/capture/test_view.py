@@ -1,9 +1,9 @@
 """The text timeline and the SMB2 names it prints."""
 
-from test_capture_read import canned
-from testbed import capture_smb2 as smb2
-from testbed.capture_notify import pair_latencies
-from testbed.capture_view import request_finder, timeline
+from test_read import canned
+from testbed.capture import smb2
+from testbed.capture.notify import pair_latencies
+from testbed.capture.view import request_finder, timeline
 
 
 def scenario_lines():
@@ -76,8 +76,8 @@ def test_markers_inline_with_latency_and_occurrence():
 
 
 def test_values_that_could_not_be_attributed_print_as_question_marks():
-    from testbed.capture_records import Pdu
-    from testbed.capture_view import details
+    from testbed.capture.records import Pdu
+    from testbed.capture.view import details
     create = Pdu(1, 0.0, 0, "10.0.77.2", "", 0, smb2.CREATE, False, False, 1,
                  names=None)
     response = Pdu(2, 0.1, 1, "10.0.77.1", "", 0, smb2.CHANGE_NOTIFY, True, True, 2,

@@ -28,7 +28,7 @@ structure from the flat lists:
   Values are never handed to a PDU on a guess.
 """
 
-from . import capture_smb2 as smb2
+from . import smb2
 
 # Requests that name an open handle by FileId (exactly one smb2.fid).
 HANDLE_REQUESTS = {smb2.CLOSE, smb2.FLUSH, smb2.READ, smb2.WRITE, smb2.LOCK,

@@ -1,6 +1,6 @@
 """Reading tshark's -T fields output into PDU and marker records: from
-canned text (tests/data/capture_notify_scenario.tsv is what tshark 4.0
-printed for test_capture_pcapgen.notify_scenario()), and from the real
+canned text (tests/capture/data/notify_scenario.tsv is what tshark 4.0
+printed for test_pcapgen.notify_scenario()), and from the real
 tshark on generated captures when it is installed."""
 
 import shutil
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from test_capture_pcapgen import (CLIENT, SERVER, TcpConnection, create_request,
+from test_pcapgen import (CLIENT, SERVER, TcpConnection, create_request,
                                   marker, nbss, needs_tshark, notify_response,
                                   write_pcap, write_scenario)
-from testbed import capture_read
-from testbed.capture_records import parse_marker
+from testbed.capture import read as capture_read
+from testbed.capture.records import parse_marker
 from testbed.errors import TestbedError, UsageError
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -30,7 +30,7 @@ FIXTURE_FIELDS = [
 
 def canned():
     """The scenario read from the canned tshark output."""
-    text = (DATA / "capture_notify_scenario.tsv").read_bytes().decode()
+    text = (DATA / "notify_scenario.tsv").read_bytes().decode()
     return capture_read.capture_from_text(text)
 
 

@@ -19,8 +19,8 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import capture_smb2 as smb2
-from .capture_records import Marker, Pdu
+from . import smb2
+from .records import Marker, Pdu
 
 # Completions that tell the client something changed.
 REPORTING = {smb2.STATUS_SUCCESS, 0x0000010C}      # ..., STATUS_NOTIFY_ENUM_DIR

@@ -4,12 +4,12 @@ Columns: capture time (s), frame number (to find it in wireshark),
 direction, connection (only when several are shown), command, req/resp,
 message id and async id, status by name, and what matters for the
 command: names, FileId, the completion filter, the notify actions.
-A signal marker carries its latencies (see capture_notify).
+A signal marker carries its latencies (see notify).
 """
 
-from . import capture_smb2 as smb2
-from .capture_records import Marker
-from .network import CLIENT_IP, SERVER_IP
+from . import smb2
+from .records import Marker
+from ..network import CLIENT_IP, SERVER_IP
 
 
 def direction(pdu):

@@ -3,7 +3,7 @@
 One tshark pass with -T fields (tab between fields, form feed between the
 occurrences of one field: tshark escapes \\t \\n \\r \\f in strings, so a
 form feed never comes from a file name, while ',' or raw control bytes
-can). capture_align then gives each SMB2 PDU of a multi-PDU frame its own
+can). align then gives each SMB2 PDU of a multi-PDU frame its own
 values. SMB2 on the other smbd's and the relays' ports is decoded too (-d).
 
 Errors are one line (TestbedError): no capture, an empty one, not a
@@ -16,11 +16,11 @@ import subprocess
 import tempfile
 from collections import Counter
 
-from . import capture_align
-from .capture_align import TRUE
-from .capture_records import MARKER_PORT, Capture, Pdu, marker_from_payload
-from .capture_smb2 import to_int
-from .errors import TestbedError, UsageError
+from . import align
+from .align import TRUE
+from .records import MARKER_PORT, Capture, Pdu, marker_from_payload
+from .smb2 import to_int
+from ..errors import TestbedError, UsageError
 
 AGGREGATOR = "\f"
 PCAP_HEADER_SIZE = 24
@@ -122,7 +122,7 @@ def _first(row, name):
 def pdus_from_row(row, problems):
     """The Pdu records of one frame; fields that could not be attributed
     are counted in problems (field -> frames)."""
-    assigned, trouble = capture_align.assign(row)
+    assigned, trouble = align.assign(row)
     for name in trouble:
         problems[name] += 1
     frame = int(_first(row, "frame.number"))

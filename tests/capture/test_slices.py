@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from test_capture_pcapgen import needs_tshark, write_scenario
-from testbed.capture_records import Marker
-from testbed.capture_slices import (SliceIndex, build_slices, existing_slices,
+from test_pcapgen import needs_tshark, write_scenario
+from testbed.capture.records import Marker
+from testbed.capture.slices import (SliceIndex, build_slices, existing_slices,
                                     keep_frames, select_slices, slice_file_name,
                                     write_slices)
 from testbed.errors import UsageError

@@ -1,7 +1,7 @@
 """Giving the flattened values of a multi-PDU frame to the right PDU."""
 
-from testbed import capture_smb2 as smb2
-from testbed.capture_align import (divide_notify_entries, fid_count, name_count,
+from testbed.capture import smb2
+from testbed.capture.align import (divide_notify_entries, fid_count, name_count,
                                    split_by_counts)
 
 

@@ -7,7 +7,7 @@ slices) work on these records only, so they can be tested without tshark.
 
 from dataclasses import dataclass, field
 
-from .capture_smb2 import CHANGE_NOTIFY, STATUS_PENDING
+from .smb2 import CHANGE_NOTIFY, STATUS_PENDING
 
 MARKER_PORT = 7099
 MARKER_TAG = "TBMARK"
@@ -19,7 +19,7 @@ class Pdu:
     """One SMB2 message (a compound frame holds several, each its own Pdu).
 
     A list field is None when tshark's flattened output could not tell
-    which PDU of a multi-PDU frame its values belong to (see capture_align);
+    which PDU of a multi-PDU frame its values belong to (see align);
     the timeline then prints '?' rather than guess.
     """
     frame: int

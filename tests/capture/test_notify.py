@@ -3,12 +3,12 @@ hand-made records."""
 
 import pytest
 
-from test_capture_read import canned
-from testbed import capture_smb2 as smb2
-from testbed.capture_notify import (latency_summary, notify_events, notify_pdus,
+from test_read import canned
+from testbed.capture import smb2
+from testbed.capture.notify import (latency_summary, notify_events, notify_pdus,
                                     pair_latencies)
-from testbed.capture_records import Marker, Pdu
-from testbed.capture_slices import SliceIndex, build_slices
+from testbed.capture.records import Marker, Pdu
+from testbed.capture.slices import SliceIndex, build_slices
 
 
 def ids(pdus):

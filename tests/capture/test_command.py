@@ -6,9 +6,9 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from test_capture_pcapgen import needs_tshark, write_scenario
+from test_pcapgen import needs_tshark, write_scenario
 
-ORCH = Path(__file__).resolve().parent.parent / "orchestrate.py"
+ORCH = Path(__file__).resolve().parents[2] / "orchestrate.py"
 TEST_ID = "dnotify_cifs.watched.server_disk_create"
 
 
