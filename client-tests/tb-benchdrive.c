@@ -20,6 +20,8 @@
 
 #include "lib/mark.h"
 
+#define EMPTY_FILE	"/run/tb-benchdrive.empty"	/* smbclient puts no /dev/null */
+
 static FILE *start_session(void)
 {
 	const char *args = getenv("SMBCLIENT_ARGS");
@@ -28,6 +30,10 @@ static FILE *start_session(void)
 
 	if (!args) {
 		fprintf(stderr, "tb-benchdrive: SMBCLIENT_ARGS unset\n");
+		return NULL;
+	}
+	if (close(open(EMPTY_FILE, O_CREAT | O_WRONLY | O_TRUNC, 0644))) {
+		fprintf(stderr, "tb-benchdrive: %s: %s\n", EMPTY_FILE, strerror(errno));
 		return NULL;
 	}
 	snprintf(cmd, sizeof(cmd), "exec smbclient %s >/dev/null 2>&1", args);
@@ -87,7 +93,7 @@ int main(int argc, char **argv)
 		tb_mark("change", NULL, "op=create path=%s via=%s", rel,
 			via_smb ? "smb" : "disk");
 		if (via_smb) {
-			if (fprintf(smb, "put /dev/null %s\n", rel) < 0) {
+			if (fprintf(smb, "put " EMPTY_FILE " %s\n", rel) < 0) {
 				fprintf(stderr, "tb-benchdrive: smbclient went away\n");
 				return 1;
 			}
