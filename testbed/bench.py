@@ -142,4 +142,23 @@ def run_bench(cache, repo, measures=None, quick=False, repeat=1,
     print("\n".join(summary))
     say(f"bench done in {results['seconds']:.0f} s; figures and pictures "
         f"in {outdir}")
+    missing = unreached(results)
+    if missing:
+        raise TestbedError(f"{len(missing)} figure(s) not reached: "
+                           + "; ".join(missing))
     return results
+
+
+def unreached(results):
+    """'measure N: why' for every count a measure could not reach."""
+    out = []
+    for measure, res in results["measures"].items():
+        if measure == "io":
+            rows = [dict(v, watches=n) for n, v in res.items()]
+        else:
+            rows = res if isinstance(res, list) else []
+        for row in rows:
+            if "error" in row:
+                count = row.get("watches", row.get("files", "?"))
+                out.append(f"{measure} {count}: {row['error']}")
+    return out

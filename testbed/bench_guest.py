@@ -68,11 +68,11 @@ def wait_output(testbed_run, role, unit, predicate, seconds, what):
 def serverd(testbed_run, request, timeout=600):
     """A tb-serverd request made from the server guest itself (the host has
     no route to the guests); its value, or an error."""
-    out = run(testbed_run, "server",
-              f"exec 3<>/dev/tcp/{SERVER_IP}/{SERVERD_PORT} && "
-              f"echo {shlex.quote(request)} >&3 && read -r reply <&3 && "
-              "echo \"$reply\"", timeout=timeout,
-              what=f"tb-serverd '{request}'")
+    script = (f"exec 3<>/dev/tcp/{SERVER_IP}/{SERVERD_PORT} && "
+              f"echo {shlex.quote(request)} >&3 && "
+              f"read -r -t {timeout} reply <&3 && echo \"$reply\"")
+    out = run(testbed_run, "server", f"bash -c {shlex.quote(script)}",
+              timeout=timeout + 10, what=f"tb-serverd '{request}'")
     words = out.split()
     if not words or words[0] != "ok":
         raise TestbedError(f"tb-serverd '{request}': {out.strip()}")
@@ -105,9 +105,12 @@ def smbd_rss_kib(testbed_run):
 
 def client_slab_bytes(testbed_run):
     """The client's slab memory (kmalloc included), bytes: /proc/meminfo's
-    Slab, after a moment for RCU-freed objects to go."""
-    out = run(testbed_run, "client", "sleep 1; awk '/^Slab:/ {print $2}' "
-              "/proc/meminfo", what="/proc/meminfo")
+    Slab once unpinned dentries and inodes are dropped (a watch pins its
+    directory's inode: that counts as the watch's) and RCU-freed objects
+    have gone."""
+    out = run(testbed_run, "client", "sync; echo 2 > /proc/sys/vm/"
+              "drop_caches; sleep 1; awk '/^Slab:/ {print $2}' /proc/meminfo",
+              what="/proc/meminfo")
     return int(out.strip() or 0) * 1024
 
 

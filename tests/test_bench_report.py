@@ -99,3 +99,12 @@ def test_debug_kernel_is_named(tmp_path):
     assert bench.debug_options(tmp_path) == ["CONFIG_KASAN"]
     (tmp_path / "config").write_text("#\nCONFIG_X=y\n")
     assert bench.debug_options(tmp_path) == []
+
+
+def test_unreached_names_measure_count_and_reason():
+    results = {"measures": {"latency": {"rows": []},
+                            "io": {0: {"meta": 1.0}, 1000: {"error": "x"}},
+                            "scale": [{"watches": 5, "error": "y"}],
+                            "bursts": [{"files": 50, "error": "z"}]}}
+    assert bench.unreached(results) == ["io 1000: x", "scale 5: y",
+                                        "bursts 50: z"]
