@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import (bench_burst, bench_io, bench_latency, bench_report,
-               bench_scale, session, suite)
+               bench_scale, kernel, session, suite)
 from .errors import TestbedError, UsageError
 from .steps import Phase, say
 
@@ -23,8 +23,6 @@ QUICK = {"latency": {"changes": 50, "spacing": 0.5},
          "scale": (1000,),
          "io": (0, 1000),
          "bursts": (5000,)}
-DEBUG_OPTIONS = ("CONFIG_KASAN=y", "CONFIG_PROVE_LOCKING=y",
-                 "CONFIG_DEBUG_KMEMLEAK=y")
 
 
 def parse_measures(text):
@@ -53,15 +51,6 @@ def check_options(changes, repeat, spacing):
         raise UsageError("--spacing wants 0.05 to 10 seconds")
 
 
-def debug_options(kernel_dir):
-    """The debug checkers the kernel in `kernel_dir` was built with."""
-    try:
-        config = (Path(kernel_dir) / "config").read_text()
-    except OSError:
-        return []
-    return [o.split("=")[0] for o in DEBUG_OPTIONS if f"\n{o}\n" in config]
-
-
 def running_state(cache):
     """The running testbed's state; an error when it is not up or runs a
     kernel with the debug checkers."""
@@ -69,7 +58,7 @@ def running_state(cache):
     if not state or not all(pids.values()):
         raise TestbedError("testbed is not up: run 'orchestrate.py up "
                            "--bench' (the kernel without debug checkers)")
-    found = debug_options(state["kernel"])
+    found = kernel.debug_checkers(state["kernel"])
     if found:
         raise TestbedError(f"the running kernel has {', '.join(found)}, which "
                            "distort every figure: 'down', then 'up --bench'")

@@ -55,6 +55,17 @@ def series(repo):
 
 # what the bench's kernel leaves out: the checkers distort every figure
 BENCH_LEAVES_OUT = ("debug.config",)
+DEBUG_CHECKERS = ("CONFIG_KASAN=y", "CONFIG_PROVE_LOCKING=y",
+                  "CONFIG_DEBUG_KMEMLEAK=y")
+
+
+def debug_checkers(kernel_dir):
+    """The debug checkers (DEBUG_CHECKERS) a built kernel's config has."""
+    try:
+        config = (Path(kernel_dir) / "config").read_text()
+    except OSError:
+        return []
+    return [o.split("=")[0] for o in DEBUG_CHECKERS if f"\n{o}\n" in config]
 
 
 def fragments(repo, extra=(), bench=False):

@@ -320,6 +320,16 @@ def choose_cases(programs, pattern):
     return {p: picked or programs[p] for p, picked in chosen.items()}, checks
 
 
+def _refuse_bench_kernel(cache):
+    """The suite judges a run by the debug checkers: a testbed left up with
+    the bench's kernel (`up --bench`) would pass what KASAN would fail."""
+    state, pids = session.running(cache)
+    if state and all(pids.values()) and \
+            not kernel.debug_checkers(Path(state["kernel"])):
+        raise TestbedError("the testbed runs the bench's kernel, without the "
+                           "debug checkers the suite relies on: 'down' first")
+
+
 def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
               kernel_dir=None):
     """Run everything; print KTAP; return True when all passed."""
@@ -328,6 +338,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     if (_ksft_dir(cache) / "kselftest_harness.h").is_file():
         built = build_tests(cache, repo)    # a bad -k fails before booting
         choose(built[1], pattern)
+    _refuse_bench_kernel(cache)
     state = session.up(cache, repo, extra_config, kernel_dir)
     run = Path(state["run"])
     bindir, programs = built or build_tests(cache, repo)

@@ -2,7 +2,7 @@
 import csv
 import xml.dom.minidom
 
-from testbed import bench, bench_plot, bench_report
+from testbed import bench, bench_plot, bench_report, kernel
 from testbed.errors import UsageError
 
 WATCHERS = (("inotify", "i"), ("smbclient", "s"), ("poll1000", "p"),
@@ -96,9 +96,10 @@ def test_measures_parse_and_refuse():
 
 def test_debug_kernel_is_named(tmp_path):
     (tmp_path / "config").write_text("#\nCONFIG_KASAN=y\nCONFIG_X=y\n")
-    assert bench.debug_options(tmp_path) == ["CONFIG_KASAN"]
+    assert kernel.debug_checkers(tmp_path) == ["CONFIG_KASAN"]
     (tmp_path / "config").write_text("#\nCONFIG_X=y\n")
-    assert bench.debug_options(tmp_path) == []
+    assert kernel.debug_checkers(tmp_path) == []
+    assert kernel.debug_checkers(tmp_path / "none") == []
 
 
 def test_unreached_names_measure_count_and_reason():
