@@ -17,8 +17,8 @@ def run(testbed_run, role, cmd, timeout=60, what="a bench step"):
     """stdout of `cmd` in the guest; a failure is an error naming `what`."""
     code, out, err = vm.guest_exec(testbed_run, role, cmd, timeout=timeout)
     if code != 0:
-        raise TestbedError(f"{what} failed on the {role}: "
-                           f"{(err or out).strip()[-300:]}")
+        why = (err or out).strip()[-300:] or f"exit status {code}"
+        raise TestbedError(f"{what} failed on the {role}: {why}")
     return out
 
 

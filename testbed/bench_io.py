@@ -63,9 +63,7 @@ def measure(run, conf, counts):
         finally:
             if n:
                 bench_scale.release(run, conf, prefix)
-                guest.run(run, "server", f"cd {conf['SHARE_PATH']} && find . "
-                          f"-maxdepth 1 -name '{prefix}-*' -exec rm -rf {{}} +",
-                          timeout=120 + n // 100, what="removing directories")
+                bench_scale.remove_dirs(run, conf, prefix, n)
         base = results.get(0, figures)
         for key in ("meta", "write", "read"):
             figures[f"{key}_ratio"] = bench_stats.ratio(figures[key],

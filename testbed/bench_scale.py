@@ -91,37 +91,46 @@ def _all_heard_seconds(run, prefix, n):
     return done[0] - start[-1] if done else None
 
 
-def measure_one(run, conf, n, index):
-    """The figures for n watched directories."""
-    prefix = f"bench-scale-{int(time.time())}-{index}"
-    make_dirs(run, prefix, n)
-    raise_limits(run, n)
-    slab0, rss0 = guest.client_slab_bytes(run), guest.smbd_rss_kib(run)
-    row = {"watches": n}
-    try:
-        row["arm_s"] = round(arm(run, conf, prefix, n), 1)
-        slab1, rss1 = guest.client_slab_bytes(run), guest.smbd_rss_kib(run)
-        row["client_bytes_per_watch"] = round((slab1 - slab0) / n)
-        row["smbd_kib_per_watch"] = round((rss1 - rss0) / n, 2)
-        row["server_handles"] = guest.server_opens(run, conf, prefix + "-")
-        row["credits"], row["on_wire"] = guest.client_credits(run)
-        guest.serverd(run, f"touchall {prefix} {n} hello",
-                      timeout=60 + n // 50)
-        guest.wait_output(run, "client", UNIT,
-                          lambda t: f"status {n}\n" in t, EVENT_SECONDS,
-                          f"every one of {n} watchers hearing of its change")
-        time.sleep(1)
-        row["all_heard_s"] = _all_heard_seconds(run, prefix, n)
-        if row["all_heard_s"] is not None:
-            row["all_heard_s"] = round(row["all_heard_s"], 2)
-    finally:
-        row["release_s"] = release(run, conf, prefix)
-    time.sleep(2)                # the watches' linger, then their frees
-    slab2 = guest.client_slab_bytes(run)
-    row["client_bytes_after_per_watch"] = round((slab2 - slab0) / n)
+def remove_dirs(run, conf, prefix, n):
     guest.run(run, "server", f"cd {conf['SHARE_PATH']} && "
               f"find . -maxdepth 1 -name '{prefix}-*' -exec rm -rf {{}} +",
               timeout=120 + n // 100, what="removing the directories")
+
+
+def measure_one(run, conf, n, index):
+    """The figures for n watched directories; the directories go whatever
+    happens."""
+    prefix = f"bench-scale-{int(time.time())}-{index}"
+    try:
+        make_dirs(run, prefix, n)
+        raise_limits(run, n)
+        slab0, rss0 = guest.client_slab_bytes(run), guest.smbd_rss_kib(run)
+        row = {"watches": n}
+        try:
+            row["arm_s"] = round(arm(run, conf, prefix, n), 1)
+            slab1 = guest.client_slab_bytes(run)
+            rss1 = guest.smbd_rss_kib(run)
+            row["client_bytes_per_watch"] = round((slab1 - slab0) / n)
+            row["smbd_kib_per_watch"] = round((rss1 - rss0) / n, 2)
+            row["server_handles"] = guest.server_opens(run, conf,
+                                                       prefix + "-")
+            row["credits"], row["on_wire"] = guest.client_credits(run)
+            guest.serverd(run, f"touchall {prefix} {n} hello",
+                          timeout=60 + n // 50)
+            guest.wait_output(run, "client", UNIT,
+                              lambda t: f"status {n}\n" in t, EVENT_SECONDS,
+                              f"every one of {n} watchers hearing of its "
+                              "change")
+            time.sleep(1)
+            heard = _all_heard_seconds(run, prefix, n)
+            row["all_heard_s"] = None if heard is None else round(heard, 2)
+        finally:
+            row["release_s"] = release(run, conf, prefix)
+        time.sleep(2)            # the watches' linger, then their frees
+        slab2 = guest.client_slab_bytes(run)
+        row["client_bytes_after_per_watch"] = round((slab2 - slab0) / n)
+    finally:
+        remove_dirs(run, conf, prefix, n)
     say(f"    {n} watches: armed in {row['arm_s']} s, all heard in "
         f"{row['all_heard_s']} s, {row['client_bytes_per_watch']} B/watch "
         f"on the client")
