@@ -39,14 +39,80 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int arm(const char *prefix, long n)
+/* What the watcher counts, and the status line it prints of it. */
+static bool *heard;
+static long n_dirs, count, named, nameless, overflows;
+static bool burst_mode;
+static double last_event;
+
+static void status(void)
 {
-	char path[4096], buf[65536] __attribute__((aligned(8)));
-	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	bool *heard = calloc(n, sizeof(*heard));
-	long i, count = 0;
+	if (burst_mode)
+		printf("status %ld %ld %ld %.0f\n", named, nameless, overflows,
+		       (now() - last_event) * 1000);
+	else
+		printf("status %ld\n", count);
+	fflush(stdout);
+}
+
+static void on_event(const struct inotify_event *ev)
+{
+	long d = ev->wd - 1;	/* PREFIX-i has watch i + 1 (see arm()) */
+
+	last_event = now();
+	if (burst_mode) {
+		if (ev->mask & IN_Q_OVERFLOW)
+			overflows++;
+		else if (ev->len)
+			named++;
+		else
+			nameless++;
+	} else if (d >= 0 && d < n_dirs && !heard[d]) {
+		heard[d] = true;
+		if (++count == n_dirs)
+			tb_mark("scale-all", NULL, "n=%ld", n_dirs);
+	}
+}
+
+/* Count @fd's events until SIGTERM, with a status line every second. */
+static int event_loop(int fd)
+{
+	char buf[65536] __attribute__((aligned(8)));
 	double next = 0;
 
+	last_event = now();
+	while (!stop) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t len;
+		char *q;
+
+		if (now() >= next) {
+			status();
+			next = now() + 1;
+		}
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		len = read(fd, buf, sizeof(buf));
+		for (q = buf; len > 0 && q < buf + len;) {
+			struct inotify_event *ev = (struct inotify_event *)q;
+
+			on_event(ev);
+			q += sizeof(*ev) + ev->len;
+		}
+	}
+	status();
+	close(fd);
+	return 0;
+}
+
+static int arm(const char *prefix, long n)
+{
+	char path[4096];
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	long i;
+
+	n_dirs = n;
+	heard = calloc(n, sizeof(*heard));
 	if (fd < 0 || !heard)
 		return perror("inotify_init1"), 1;
 	/* a fresh instance numbers its watches 1, 2, ...: PREFIX-i is i + 1 */
@@ -66,79 +132,18 @@ static int arm(const char *prefix, long n)
 		}
 	}
 	printf("armed %ld\n", n);
-	fflush(stdout);
-	while (!stop) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t len;
-		char *q;
-
-		if (now() >= next) {
-			printf("status %ld\n", count);
-			fflush(stdout);
-			next = now() + 1;
-		}
-		if (poll(&p, 1, 200) <= 0)
-			continue;
-		len = read(fd, buf, sizeof(buf));
-		for (q = buf; len > 0 && q < buf + len;) {
-			struct inotify_event *ev = (struct inotify_event *)q;
-			long d = ev->wd - 1;
-
-			if (d >= 0 && d < n && !heard[d]) {
-				heard[d] = true;
-				if (++count == n)
-					tb_mark("scale-all", NULL, "n=%ld", n);
-			}
-			q += sizeof(*ev) + ev->len;
-		}
-	}
-	printf("status %ld\n", count);
-	close(fd);
-	return 0;
+	return event_loop(fd);
 }
 
 static int burst(const char *dir)
 {
-	char buf[65536] __attribute__((aligned(8)));
 	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	long named = 0, nameless = 0, overflows = 0;
-	double last = now(), next = 0;
 
+	burst_mode = true;
 	if (fd < 0 || inotify_add_watch(fd, dir, IN_CREATE | IN_DELETE) < 0)
 		return perror("inotify"), 1;
 	printf("armed 1\n");
-	fflush(stdout);
-	while (!stop) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t len;
-		char *q;
-
-		if (now() >= next) {
-			printf("status %ld %ld %ld %.0f\n", named, nameless,
-			       overflows, (now() - last) * 1000);
-			fflush(stdout);
-			next = now() + 1;
-		}
-		if (poll(&p, 1, 200) <= 0)
-			continue;
-		len = read(fd, buf, sizeof(buf));
-		for (q = buf; len > 0 && q < buf + len;) {
-			struct inotify_event *ev = (struct inotify_event *)q;
-
-			if (ev->mask & IN_Q_OVERFLOW)
-				overflows++;
-			else if (ev->len)
-				named++;
-			else
-				nameless++;
-			q += sizeof(*ev) + ev->len;
-		}
-		last = now();
-	}
-	printf("status %ld %ld %ld %.0f\n", named, nameless, overflows,
-	       (now() - last) * 1000);
-	close(fd);
-	return 0;
+	return event_loop(fd);
 }
 
 int main(int argc, char **argv)

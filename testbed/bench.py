@@ -25,6 +25,19 @@ QUICK = {"latency": {"changes": 50, "spacing": 0.5},
          "bursts": (5000,)}
 
 
+# the measures that take a list of counts: (measure, report, unit, title)
+COUNTED_MEASURES = {
+    "scale": (bench_scale.measure, bench_report.write_scale, "watches",
+              "Scale (one inotify watch per directory, one server-side "
+              "create in each):"),
+    "io": (bench_io.measure, bench_report.write_io, "watches",
+           "Ordinary I/O on the mount with remote watches armed elsewhere "
+           "(ratio to 0 watches):"),
+    "bursts": (bench_burst.measure, bench_report.write_bursts, "creates",
+               "Bursts of creates in one watched directory:"),
+}
+
+
 def parse_measures(text):
     """'latency,scale' -> ('latency', 'scale'); an unknown one is a usage
     error naming the known ones."""
@@ -104,27 +117,13 @@ def run_bench(cache, repo, measures=None, quick=False, repeat=1,
                     bench_report.latency_table(rows), "",
                     *bench_report.targets(rows)]
     counts = QUICK if quick else DEFAULTS
-    if "scale" in chosen:
-        with Phase(f"scale: {', '.join(map(str, counts['scale']))} watches"):
-            rows = bench_scale.measure(run, conf, counts["scale"])
-        results["measures"]["scale"] = rows
-        summary += ["", "Scale (one inotify watch per directory, one "
-                    "server-side create in each):",
-                    bench_report.write_scale(outdir, rows)]
-    if "io" in chosen:
-        with Phase(f"I/O cost: {', '.join(map(str, counts['io']))} watches"):
-            res = bench_io.measure(run, conf, counts["io"])
-        results["measures"]["io"] = res
-        summary += ["", "Ordinary I/O on the mount with remote watches armed "
-                    "elsewhere (ratio to 0 watches):",
-                    bench_report.write_io(outdir, res)]
-    if "bursts" in chosen:
-        with Phase(f"bursts: {', '.join(map(str, counts['bursts']))} "
-                   "creates"):
-            rows = bench_burst.measure(run, conf, counts["bursts"])
-        results["measures"]["bursts"] = rows
-        summary += ["", "Bursts of creates in one watched directory:",
-                    bench_report.write_bursts(outdir, rows)]
+    for name, (measure, write, unit, title) in COUNTED_MEASURES.items():
+        if name not in chosen:
+            continue
+        with Phase(f"{name}: {', '.join(map(str, counts[name]))} {unit}"):
+            res = measure(run, conf, counts[name])
+        results["measures"][name] = res
+        summary += ["", title, write(outdir, res)]
     results["seconds"] = round(time.monotonic() - t0, 1)
     bench_report.write_results(outdir, results)
     (outdir / "summary.md").write_text("\n".join(summary) + "\n")
