@@ -12,7 +12,6 @@ from . import vm
 from .errors import TestbedError
 from .steps import say
 
-CLIENT_MNT = "/mnt/share"
 UNIT = "tb-bench-burst"
 QUIET_MS = 3000
 ARM_SECONDS = 60
@@ -30,11 +29,10 @@ def _status(text):
 def measure_one(run, conf, n, index):
     d = f"bench-burst-{int(time.time())}-{index}"
     guest.serverd(run, f"mkdir {d}")
-    guest.run(run, "client", f"for i in $(seq 50); do ls {CLIENT_MNT}/{d} "
-              ">/dev/null 2>&1 && exit 0; sleep 0.2; done; exit 1",
-              what="listing the burst directory")
-    guest.start_unit(run, "client", UNIT, [f"{vm.CLIENT_BIN}/tb-benchscale",
-                                           "burst", f"{CLIENT_MNT}/{d}"])
+    guest.wait_listed(run, d)
+    guest.start_unit(run, "client", UNIT,
+                     [f"{vm.CLIENT_BIN}/tb-benchscale", "burst",
+                      f"{guest.CLIENT_MNT}/{d}"])
     row = {"files": n}
     try:
         guest.wait_output(run, "client", UNIT, lambda t: "armed 1" in t,
@@ -59,7 +57,8 @@ def measure_one(run, conf, n, index):
         row["client_cpu_s"] = round((guest.client_busy_jiffies(run) - busy0)
                                     / 100, 2)
         row.update(named=named, nameless=nameless, overflows=overflows)
-        listed = guest.run(run, "client", f"ls -f {CLIENT_MNT}/{d} | "
+        listed = guest.run(run, "client",
+                           f"ls -f {guest.CLIENT_MNT}/{d} | "
                            "grep -vc '^\\.\\.\\?$' || true", timeout=300,
                            what="listing the burst directory")
         row["client_lists"] = int(listed.strip() or 0)

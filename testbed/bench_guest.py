@@ -6,11 +6,14 @@ import shlex
 import time
 
 from . import vm
+from .capture import read as capture_read
+from .capture.command import CAPTURE_NAME
 from .errors import TestbedError
 from .network import SERVER_IP, SERVERD_PORT
 from .steps import say
 
 OUT_DIR = "/run/tb-bench"
+CLIENT_MNT = "/mnt/share"     # the share on the client (session.py mounts it)
 
 
 def run(testbed_run, role, cmd, timeout=60, what="a bench step"):
@@ -63,6 +66,20 @@ def wait_output(testbed_run, role, unit, predicate, seconds, what):
             raise TestbedError(f"{what}: not within {seconds} s "
                                f"({unit}: {tail[0]})")
         time.sleep(1)
+
+
+def wait_listed(testbed_run, name):
+    """Wait (10 s at most) until the client lists CLIENT_MNT/name, made on
+    the server."""
+    run(testbed_run, "client", f"for i in $(seq 50); do ls {CLIENT_MNT}/"
+        f"{name} >/dev/null 2>&1 && exit 0; sleep 0.2; done; exit 1",
+        what=f"listing {name}")
+
+
+def markers(testbed_run):
+    """The markers of the run's capture so far."""
+    found, _ = capture_read.read_markers(testbed_run / CAPTURE_NAME)
+    return found
 
 
 def serverd(testbed_run, request, timeout=600):

@@ -10,7 +10,6 @@ from . import bench_scale, bench_stats, vm
 from .errors import TestbedError
 from .steps import say
 
-CLIENT_MNT = "/mnt/share"
 META_FILES = 2000
 SEQ_MIB = 256
 
@@ -27,7 +26,7 @@ def _io(run, argv, timeout):
 
 def workloads(run, tag):
     """{'meta': files/s, 'write': MiB/s, 'read': MiB/s} once."""
-    d = f"{CLIENT_MNT}/bench-io-{tag}"
+    d = f"{guest.CLIENT_MNT}/bench-io-{tag}"
     guest.run(run, "client", f"mkdir -p {d}", what="the I/O directory")
     try:
         secs, files = _io(run, ["meta", d, str(META_FILES)], 900)

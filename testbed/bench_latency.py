@@ -10,7 +10,6 @@ import time
 
 from . import bench_guest as guest
 from . import bench_stats, vm
-from .capture import read as capture_read
 from .errors import TestbedError
 from .steps import say
 
@@ -28,8 +27,6 @@ KERNEL_WATCHERS = ("dnotify", "inotify", "fanotify")
 BOUND = 10.0            # seconds: a delivery later than this is a miss
 ARM_SECONDS = 90        # every watcher armed, the server holding requests
 SETTLE_SECONDS = 3.0    # after the last change, for the pollers
-CLIENT_MNT = "/mnt/share"
-CAPTURE_NAME = "client.pcap"
 
 
 CLIENT_CRED = "/etc/testbed/cifs.cred"    # the client's credentials file
@@ -52,7 +49,8 @@ def _start_watchers(run, conf, dirname):
     """One systemd unit per watcher on the client."""
     env = {"SMBCLIENT_ARGS": _smbclient_args(conf, "server")}
     for name, _ in WATCHERS:
-        target = dirname if name == "smbclient" else f"{CLIENT_MNT}/{dirname}"
+        target = dirname if name == "smbclient" else \
+            f"{guest.CLIENT_MNT}/{dirname}"
         guest.start_unit(run, "client", _unit(name),
                          [f"{vm.CLIENT_BIN}/tb-benchwatch", name, target], env)
 
@@ -102,9 +100,7 @@ def measure_once(run, conf, n, spacing, index):
     share = conf["SHARE_PATH"]
     guest.run(run, "server", f"runuser -u {conf['SMB_USER']} -- mkdir "
               f"{share}/{dirname}", what="making the bench directory")
-    guest.run(run, "client", f"for i in $(seq 50); do ls {CLIENT_MNT}/"
-              f"{dirname} >/dev/null 2>&1 && exit 0; sleep 0.2; done; exit 1",
-              what="listing the bench directory")
+    guest.wait_listed(run, dirname)
     _start_watchers(run, conf, dirname)
     try:
         armed = _wait_armed(run, conf, dirname)
@@ -159,11 +155,10 @@ def analyse(markers, dirname, armed, outs, busy_jiffies, hz=100):
 
 def measure(run, conf, n, spacing, repeat):
     """`repeat` passes; [pass result] (see analyse)."""
-    pcap = run / CAPTURE_NAME
     passes = []
     for i in range(repeat):
         dirname, armed, outs, busy = measure_once(run, conf, n, spacing, i)
         time.sleep(1)       # the last markers reach the capture file
-        markers, _ = capture_read.read_markers(pcap)
-        passes.append(analyse(markers, dirname, armed, outs, busy))
+        passes.append(analyse(guest.markers(run), dirname, armed, outs,
+                              busy))
     return passes

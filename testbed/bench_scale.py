@@ -11,16 +11,13 @@ import time
 
 from . import bench_guest as guest
 from . import vm
-from .capture import read as capture_read
 from .errors import TestbedError
 from .steps import say
 
-CLIENT_MNT = "/mnt/share"
 UNIT = "tb-bench-scale"
 POLL_SECONDS = 2
 EVENT_SECONDS = 600     # every directory heard of its change
 RELEASE_SECONDS = 300   # the server's requests gone after the watcher
-CAPTURE_NAME = "client.pcap"
 
 
 def arm_seconds(n):
@@ -32,7 +29,8 @@ def make_dirs(run, prefix, n):
     guest.serverd(run, f"mkdirs {prefix} {n}", timeout=60 + n // 50)
     # the client lists them now (readdir instantiates their dentries), so
     # that arming measures the watches rather than the lookups
-    guest.run(run, "client", f"ls -l {CLIENT_MNT} | grep -c ' {prefix}-'",
+    guest.run(run, "client",
+              f"ls -l {guest.CLIENT_MNT} | grep -c ' {prefix}-'",
               timeout=120 + n // 20, what="listing the directories")
 
 
@@ -48,9 +46,9 @@ def arm(run, conf, prefix, n):
     """Start the watcher on prefix-0..n-1; seconds until the server holds
     n requests (polled every POLL_SECONDS), or an error naming the limit."""
     t0 = time.monotonic()
-    guest.start_unit(run, "client", UNIT, [f"{vm.CLIENT_BIN}/tb-benchscale",
-                                           "arm", f"{CLIENT_MNT}/{prefix}",
-                                           str(n)])
+    guest.start_unit(run, "client", UNIT,
+                     [f"{vm.CLIENT_BIN}/tb-benchscale", "arm",
+                      f"{guest.CLIENT_MNT}/{prefix}", str(n)])
     deadline = t0 + arm_seconds(n)
     held = 0
     while time.monotonic() < deadline:
@@ -79,7 +77,7 @@ def release(run, conf, prefix):
 
 def _all_heard_seconds(run, prefix, n):
     """From the capture: the touchall marker to the watcher's scale-all."""
-    markers, _ = capture_read.read_markers(run / CAPTURE_NAME)
+    markers = guest.markers(run)
     start = [m.time for m in markers if m.kind == "change"
              and m.keys.get("op") == "touchall"
              and m.keys.get("path") == prefix]
