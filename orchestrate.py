@@ -24,11 +24,12 @@ from testbed.errors import TestbedError, UsageError  # noqa: E402
 def cmd_up(args, root):
     if args.bench and args.kernel:
         raise UsageError("--bench builds its own kernel; drop --kernel")
-    session.up(root, REPO, args.config, args.kernel, bench=args.bench)
+    session.up(root, REPO, args.config, args.kernel, bench=args.bench,
+               fresh=args.fresh)
 
 
 def cmd_down(args, root):
-    session.down(root)
+    session.down(root, forget=args.forget)
 
 
 def cmd_status(args, root):
@@ -127,8 +128,15 @@ def parser():
     s.add_argument("--bench", action="store_true",
                    help="boot the kernel built without the debug checkers "
                         "(for 'bench')")
+    s.add_argument("--fresh", action="store_true",
+                   help="boot both guests even when a saved state of them "
+                        "(snapshot) could be resumed, and save a new one")
     s.set_defaults(fn=cmd_up)
-    sub.add_parser("down", help="stop both guests").set_defaults(fn=cmd_down)
+    s = sub.add_parser("down", help="stop both guests")
+    s.add_argument("--forget", action="store_true",
+                   help="also remove the saved guests (snapshots): the next "
+                        "'up' boots")
+    s.set_defaults(fn=cmd_down)
     sub.add_parser("status", help="what runs, with which kernel and "
                    "accelerator").set_defaults(fn=cmd_status)
     s = sub.add_parser("test", help="run client-tests/ in the client guest "

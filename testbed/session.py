@@ -4,17 +4,19 @@ the staging folder after the guests are gone."""
 
 import json
 import shutil
+import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
 
-from . import hostdeps, images, kernel, network, vm
+from . import hostdeps, images, kernel, network, snapshot, vm
 from .errors import TestbedError, UsageError
 from .steps import Phase, fmt_secs, say
 
 # Bounds for waits, sized for TCG on a 2-core host (a boot there takes
 # about a minute); KVM finishes far inside them.
 BOOT_SECONDS = 300
+RESUME_SECONDS = 120
 SMBD_SECONDS = 90
 MOUNT_SECONDS = 60
 KEEP_RUNS = 10
@@ -141,11 +143,96 @@ def _mount_nfs(run, conf):
                   check, MOUNT_SECONDS, run, "client")
 
 
-def up(cache, repo, extra_config=(), kernel_dir=None, bench=False):
-    """Build what is missing, boot both guests, mount the share. With
-    `kernel_dir` (a directory holding bzImage and config, such as a cached
-    kernels/<key>), boot that kernel instead of building kernel/; with
-    `bench`, the kernel built without the debug checkers."""
+def _start_guests(run, kern, imgs, accel, started, incoming=None):
+    """Start QEMU for both guests (the server's NIC listens, so first)."""
+    incoming = incoming or {}
+    started.append("server")
+    vm.start("server", run, kern, imgs["server"], accel,
+             incoming=incoming.get("server"))
+    deadline = time.monotonic() + 30
+    while not (run / "segment.sock").exists():
+        if time.monotonic() > deadline:
+            raise TestbedError("the server's network socket did not appear")
+        time.sleep(0.1)
+    started.append("client")
+    vm.start("client", run, kern, imgs["client"], accel,
+             incoming=incoming.get("client"))
+
+
+def _boot(run, kern, imgs, accel, conf, started):
+    with Phase(f"booting server and client ({accel}; run {run})"):
+        t_boot = time.monotonic()
+        _start_guests(run, kern, imgs, accel, started)
+        deadline = time.monotonic() + BOOT_SECONDS
+        for role in vm.ROLES:
+            vm.wait_agent(run, role, deadline)
+        say(f"    both guest agents answer after "
+            f"{fmt_secs(time.monotonic() - t_boot)}")
+        _smbd_ready(run, conf)
+        _mount_share(run)
+        _mount_nfs(run, conf)
+
+
+def _resume(cache, run, kern, imgs, accel, conf, snap, started):
+    """Both guests from the snapshot, checked as a boot is; False (said in
+    one line, the snapshot dropped, the run cleaned) when that fails."""
+    try:
+        with Phase(f"resuming server and client from snapshot {snap.name} "
+                   f"({accel}; run {run})"):
+            incoming = snapshot.prepare_run(snap, run)
+            _start_guests(run, kern, imgs, accel, started, incoming)
+            deadline = time.monotonic() + RESUME_SECONDS
+            snapshot.wait_running(run, deadline)
+            for role in vm.ROLES:
+                vm.wait_agent(run, role, deadline)
+            snapshot.set_clocks(run)
+            snapshot.mount_staging(run)
+            _smbd_ready(run, conf)
+            _check_mounts(run)
+        return True
+    except (TestbedError, TimeoutError, OSError,
+            subprocess.CalledProcessError) as e:
+        say(f"    resume failed ({str(e)[:200]}): booting fresh")
+        for role in reversed(started):
+            vm.kill(run, role)
+        started.clear()
+        for role in vm.ROLES:
+            for path in vm.paths(run, role).values():
+                path.unlink(missing_ok=True)
+        (run / "segment.sock").unlink(missing_ok=True)
+        snapshot.forget(cache, snap.name)
+        return False
+
+
+def _save(cache, key, run):
+    """Save both guests for the next `up`; a failure costs only that."""
+    try:
+        with Phase("saving both guests for the next 'up' (snapshot "
+                   f"{key})"):
+            snapshot.save(cache, key, run)
+    except (TestbedError, TimeoutError, OSError,
+            subprocess.CalledProcessError) as e:
+        say(f"    not saved ({str(e)[:200]}); the next 'up' boots")
+
+
+def _check_mounts(run):
+    """The restored SMB and NFS connections answer (a listing of each)."""
+    mounts = ["/mnt/share"] + [m for m, _, _ in NFS_MOUNTS]
+    code, out, err = vm.guest_exec(
+        run, "client", " && ".join(f"ls {m} >/dev/null" for m in mounts),
+        timeout=MOUNT_SECONDS)
+    if code != 0:
+        raise TestbedError(f"the mounts do not answer after the resume: "
+                           f"{(err or out).strip()[-200:]}")
+
+
+def up(cache, repo, extra_config=(), kernel_dir=None, bench=False,
+       fresh=False):
+    """Build what is missing, resume both guests from their snapshot or
+    boot them, mount the share. With `kernel_dir` (a directory holding
+    bzImage and config, such as a cached kernels/<key>), boot that kernel
+    instead of building kernel/; with `bench`, the kernel built without
+    the debug checkers; with `fresh`, boot even when a snapshot exists."""
     state, pids = running(cache)
     if state and all(pids.values()):
         say(f"testbed already up (run {state['run']}); 'down' stops it")
@@ -167,31 +254,19 @@ def up(cache, repo, extra_config=(), kernel_dir=None, bench=False):
     accel = vm.choose_accel(cache, kern)
     run = _new_run(cache, repo)
     conf = read_conf(repo)
+    key = snapshot.snapshot_key(repo, kern, imgs["server"].parent, accel)
+    snap = None if fresh else snapshot.find(cache, key)
     started = []
     try:
-        with Phase(f"booting server and client ({accel}; run {run})"):
-            t_boot = time.monotonic()
-            started.append("server")
-            vm.start("server", run, kern, imgs["server"], accel)
-            deadline = time.monotonic() + 30
-            while not (run / "segment.sock").exists():
-                if time.monotonic() > deadline:
-                    raise TestbedError("the server's network socket did not "
-                                       "appear")
-                time.sleep(0.1)
-            started.append("client")
-            vm.start("client", run, kern, imgs["client"], accel)
-            deadline = time.monotonic() + BOOT_SECONDS
-            for role in vm.ROLES:
-                vm.wait_agent(run, role, deadline)
-            say(f"    both guest agents answer after "
-                f"{fmt_secs(time.monotonic() - t_boot)}")
-            _smbd_ready(run, conf)
-            _mount_share(run)
-            _mount_nfs(run, conf)
+        resumed = snap is not None and _resume(cache, run, kern, imgs,
+                                               accel, conf, snap, started)
+        if not resumed:
+            _boot(run, kern, imgs, accel, conf, started)
+            _save(cache, key, run)
         state = {"run": str(run), "accel": accel, "kernel": str(kern),
                  "release": _release(kern),
                  "images": str(imgs["server"].parent),
+                 "resumed": key if resumed else None,
                  "started": datetime.now().isoformat(timespec="seconds"),
                  "up_seconds": round(time.monotonic() - t0, 1)}
         state_path(cache).write_text(json.dumps(state, indent=1))
@@ -212,8 +287,12 @@ def _release(kern):
         return "unknown"
 
 
-def down(cache, quiet=False):
-    """Stop both guests (clean poweroff, bounded) and forget the run."""
+def down(cache, quiet=False, forget=False):
+    """Stop both guests (clean poweroff, bounded) and forget the run; with
+    `forget`, the saved guests (snapshots) too."""
+    if forget:
+        gone = snapshot.forget(cache)
+        say(f"{gone} saved snapshot(s) removed; the next 'up' boots")
     state = read_state(cache)
     if not state:
         if not quiet:
@@ -251,6 +330,8 @@ def status(cache):
           f"{fmt_secs(state['up_seconds'])})")
     print(f"  kernel:      {state['release']} ({state['kernel']})")
     print(f"  accelerator: {state['accel']}")
+    if state.get("resumed"):
+        print(f"  resumed:     from snapshot {state['resumed']}")
     for role in vm.ROLES:
         pid = pids[role]
         print(f"  {role:<7}      {'running, pid ' + str(pid) if pid else 'stopped'}")

@@ -112,8 +112,9 @@ def kernel_cmdline(role, extra=""):
             f"{extra}").strip()
 
 
-def qemu_argv(role, run, kernel, accel, cmdline_extra=""):
-    """The full QEMU command line of a guest."""
+def qemu_argv(role, run, kernel, accel, cmdline_extra="", incoming=None):
+    """The full QEMU command line of a guest; with `incoming`, one that
+    loads a saved state (snapshot.py) instead of booting."""
     p = paths(run, role)
     cpu = KVM_CPU if accel == "kvm" else TCG_CPU
     return [
@@ -124,7 +125,8 @@ def qemu_argv(role, run, kernel, accel, cmdline_extra=""):
         "-append", kernel_cmdline(role, cmdline_extra),
         "-drive", f"file={p['overlay']},if=virtio,format=qcow2,cache=unsafe",
         *network.netdev_args(role, run),
-        "-chardev", f"file,id=con,path={p['console']}", "-serial", "chardev:con",
+        "-chardev", f"file,id=con,path={p['console']},append=on",
+        "-serial", "chardev:con",
         "-device", "virtio-serial-pci",
         "-chardev", f"socket,id=qga,path={p['qga']},server=on,wait=off",
         "-device", "virtserialport,chardev=qga,name=org.qemu.guest_agent.0",
@@ -136,6 +138,7 @@ def qemu_argv(role, run, kernel, accel, cmdline_extra=""):
         "-object", "rng-random,filename=/dev/urandom,id=rng",
         "-device", "virtio-rng-pci,rng=rng",
         "-pidfile", str(p["pid"]), "-daemonize",
+        *(["-incoming", incoming] if incoming else []),
     ]
 
 
@@ -153,15 +156,17 @@ def read_pid(run, role):
     return pid
 
 
-def start(role, run, kernel, image, accel, cmdline_extra=""):
-    """Create the overlay and start QEMU daemonized; return its pid."""
+def start(role, run, kernel, image, accel, cmdline_extra="", incoming=None):
+    """Create the overlay (a restore brings its own) and start QEMU
+    daemonized; return its pid."""
     p = paths(run, role)
     for key in ("qga", "qmp", "shell"):
         network.check_socket_path(p[key])
-    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw",
-                    "-b", str(image), str(p["overlay"])], check=True,
-                   stdout=subprocess.DEVNULL)
-    argv = qemu_argv(role, run, kernel, accel, cmdline_extra)
+    if not incoming:
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F",
+                        "raw", "-b", str(image), str(p["overlay"])],
+                       check=True, stdout=subprocess.DEVNULL)
+    argv = qemu_argv(role, run, kernel, accel, cmdline_extra, incoming)
     (run / f"{role}-qemu.argv").write_text(" ".join(argv) + "\n")
     debug(" ".join(argv))
     with open(p["stderr"], "ab") as err:
