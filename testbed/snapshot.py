@@ -189,15 +189,19 @@ def prepare_run(snap, run):
 
 
 def wait_running(run, deadline):
-    """Until both guests run again after loading their state."""
+    """Until both guests run again after loading their state: the state was
+    saved with both stopped (so that their connections agree), and QEMU
+    loads a stopped guest as stopped: each is continued once loaded."""
     for role in vm.ROLES:
         with Qmp(vm.paths(run, role)["qmp"], timeout=10) as qmp:
             while True:
                 status = (qmp.command("query-status") or {}).get("status")
                 if status == "running":
                     break
-                if status not in ("inmigrate", "prelaunch", "paused",
-                                  "restore-vm"):
+                if status == "paused":
+                    qmp.command("cont")
+                    continue
+                if status not in ("inmigrate", "prelaunch", "restore-vm"):
                     raise TestbedError(f"the {role} did not resume "
                                        f"(state {status})")
                 if time.monotonic() > deadline:
