@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import (bench_burst, bench_io, bench_latency, bench_report,
-               bench_scale, kernel, session, suite)
+               bench_scale, bench_stats, kernel, session, suite)
 from .errors import TestbedError, UsageError
 from .steps import Phase, say
 
@@ -25,16 +25,17 @@ QUICK = {"latency": {"changes": 50, "spacing": 0.5},
          "bursts": (5000,)}
 
 
-# the measures that take a list of counts: (measure, report, unit, title)
+# the measures that take a list of counts: (measure, report, unit, the
+# count's key in a row, title)
 COUNTED_MEASURES = {
     "scale": (bench_scale.measure, bench_report.write_scale, "watches",
-              "Scale (one inotify watch per directory, one server-side "
-              "create in each):"),
-    "io": (bench_io.measure, bench_report.write_io, "watches",
+              "watches", "Scale (one inotify watch per directory, one "
+              "server-side create in each):"),
+    "io": (bench_io.measure, bench_report.write_io, "watches", None,
            "Ordinary I/O on the mount with remote watches armed elsewhere "
            "(ratio to 0 watches):"),
     "bursts": (bench_burst.measure, bench_report.write_bursts, "creates",
-               "Bursts of creates in one watched directory:"),
+               "files", "Bursts of creates in one watched directory:"),
 }
 
 
@@ -117,13 +118,18 @@ def run_bench(cache, repo, measures=None, quick=False, repeat=1,
                     bench_report.latency_table(rows), "",
                     *bench_report.targets(rows)]
     counts = QUICK if quick else DEFAULTS
-    for name, (measure, write, unit, title) in COUNTED_MEASURES.items():
+    for name, (measure, write, unit, key, title) in \
+            COUNTED_MEASURES.items():
         if name not in chosen:
             continue
-        with Phase(f"{name}: {', '.join(map(str, counts[name]))} {unit}"):
-            res = measure(run, conf, counts[name])
+        with Phase(f"{name}: {', '.join(map(str, counts[name]))} {unit} "
+                   f"x {repeat}"):
+            runs = [measure(run, conf, counts[name]) for _ in range(repeat)]
+        res = bench_stats.merge_counted(runs, key)
         results["measures"][name] = res
-        summary += ["", title, write(outdir, res)]
+        results.setdefault("passes", {})[name] = runs
+        summary += ["", title + (" median over passes; range"
+                                 if repeat > 1 else ""), write(outdir, res)]
     results["seconds"] = round(time.monotonic() - t0, 1)
     bench_report.write_results(outdir, results)
     (outdir / "summary.md").write_text("\n".join(summary) + "\n")

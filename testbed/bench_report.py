@@ -115,6 +115,18 @@ def write_latency(outdir, passes, watchers):
     return rows
 
 
+def _fig(row, key, fmt="{}", unit=""):
+    """A figure of a row, with its range over passes when they differ."""
+    value = row.get(key)
+    if value is None:
+        return "-"
+    text = fmt.format(value) + unit
+    low_high = row.get(f"{key}_range")
+    if low_high:
+        text += f" ({fmt.format(low_high[0])}-{fmt.format(low_high[1])})"
+    return text
+
+
 def write_results(outdir, results):
     (outdir / "results.json").write_text(json.dumps(results, indent=1,
                                                     default=str))
@@ -160,12 +172,13 @@ def write_scale(outdir, rows):
             out.append(f"| {r['watches']} | not reached: {r['error']} "
                        "| | | | | | | |")
             continue
-        out.append(f"| {r['watches']} | {r['arm_s']} s | "
-                   f"{r.get('all_heard_s')} s | "
-                   f"{r['client_bytes_per_watch']} B | "
-                   f"{r['client_bytes_after_per_watch']} B | "
-                   f"{r['smbd_kib_per_watch']} KiB | {r['server_handles']} | "
-                   f"{r['credits']} | {r['on_wire']} |")
+        cells = [_fig(r, "arm_s", unit=" s"), _fig(r, "all_heard_s", unit=" s"),
+                 _fig(r, "client_bytes_per_watch", unit=" B"),
+                 _fig(r, "client_bytes_after_per_watch", unit=" B"),
+                 _fig(r, "smbd_kib_per_watch", unit=" KiB"),
+                 _fig(r, "server_handles"), _fig(r, "credits"),
+                 _fig(r, "on_wire")]
+        out.append(f"| {r['watches']} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -186,7 +199,8 @@ def write_io(outdir, results):
         if "error" in v:
             out.append(f"| {n} | not reached: {v['error']} | | |")
             continue
-        cells = [f"{v[k]:.{p}f} ({v[k + '_ratio']:.2f})"
+        cells = [f"{_fig(v, k, '{:.%df}' % p)} "
+                 f"(ratio {_fig(v, k + '_ratio', '{:.2f}')})"
                  for k, p in (("meta", 0), ("write", 1), ("read", 1))]
         out.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -206,9 +220,10 @@ def write_bursts(outdir, rows):
             out.append(f"| {r['files']} | not reached: {r['error']} "
                        "| | | | | |")
             continue
-        out.append(f"| {r['files']} | {r['named']} | {r['nameless']} | "
-                   f"{r['overflows']} | {r['until_quiet_s']} s | "
-                   f"{r['client_cpu_s']} s | "
-                   f"{'yes' if r['listing_equal'] else 'no'} "
-                   f"({r['client_lists']}/{r['server_lists']}) |")
+        cells = [_fig(r, "named"), _fig(r, "nameless"), _fig(r, "overflows"),
+                 _fig(r, "until_quiet_s", unit=" s"),
+                 _fig(r, "client_cpu_s", unit=" s"),
+                 f"{'yes' if r['listing_equal'] else 'no'} "
+                 f"({r['client_lists']}/{r['server_lists']})"]
+        out.append(f"| {r['files']} | " + " | ".join(cells) + " |")
     return "\n".join(out)

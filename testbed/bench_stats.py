@@ -103,3 +103,40 @@ def per_change_cpu_us(cpu_line, changes):
     except ValueError:
         return None
     return words[1], total / changes
+
+
+def merge_passes(passes):
+    """One row of figures from the same row of repeated passes: each number
+    its median, with (low, high) under "<key>_range" when the passes
+    differ; a flag true only when true in every pass; a pass that failed
+    makes the row that failure (it is the figure that was not reached)."""
+    failed = [p for p in passes if "error" in p]
+    if failed:
+        return dict(failed[0])
+    merged = {}
+    for key, first in passes[0].items():
+        values = [p.get(key) for p in passes]
+        if isinstance(first, bool):
+            merged[key] = all(values)
+        elif isinstance(first, (int, float)):
+            s = spread(values)
+            merged[key] = s and (round(s[0], 2) if isinstance(s[0], float)
+                                 else s[0])
+            if s and s[1] != s[2]:
+                merged[f"{key}_range"] = [s[1], s[2]]
+        else:
+            merged[key] = first
+    return merged
+
+
+def merge_counted(runs, key):
+    """A counted measure's rows over repeated runs, one per count: lists of
+    rows (scale, bursts; `key` names the count) or {count: figures} (io)."""
+    if isinstance(runs[0], dict):
+        return {n: merge_passes([r[n] for r in runs if n in r])
+                for n in runs[0]}
+    by_count = {}
+    for rows in runs:
+        for row in rows:
+            by_count.setdefault(row[key], []).append(row)
+    return [merge_passes(rows) for rows in by_count.values()]

@@ -2,7 +2,7 @@
 import csv
 import xml.dom.minidom
 
-from testbed import bench, bench_plot, bench_report, kernel
+from testbed import bench, bench_plot, bench_report, bench_stats, kernel
 from testbed.errors import UsageError
 
 WATCHERS = (("inotify", "i"), ("smbclient", "s"), ("poll1000", "p"),
@@ -68,7 +68,8 @@ def test_scale_io_burst_files(tmp_path):
           1000: {"meta": 95.0, "write": 49.0, "read": 30.0,
                  "meta_ratio": 0.95, "write_ratio": 0.98, "read_ratio": 0.5}}
     table = bench_report.write_io(tmp_path, io)
-    assert "| 1000 | 95 (0.95) | 49.0 (0.98) | 30.0 (0.50) |" in table
+    assert ("| 1000 | 95 (ratio 0.95) | 49.0 (ratio 0.98) | "
+            "30.0 (ratio 0.50) |") in table
     xml.dom.minidom.parse(str(tmp_path / "io.svg"))
     table = bench_report.write_bursts(tmp_path, [
         {"files": 5000, "create_s": 3.0, "named": 4990, "nameless": 1,
@@ -109,3 +110,25 @@ def test_unreached_names_measure_count_and_reason():
                             "bursts": [{"files": 50, "error": "z"}]}}
     assert bench.unreached(results) == ["io 1000: x", "scale 5: y",
                                         "bursts 50: z"]
+
+
+def test_counted_measures_merge_repeated_passes(tmp_path):
+    one = [{"files": 5000, "named": 100, "nameless": 2, "overflows": 0,
+            "until_quiet_s": 2.0, "client_cpu_s": 0.5, "client_lists": 5000,
+            "server_lists": 5000, "listing_equal": True}]
+    two = [dict(one[0], named=140, until_quiet_s=3.0, listing_equal=False)]
+    three = [dict(one[0], named=120, until_quiet_s=2.5)]
+    merged = bench_stats.merge_counted([one, two, three], "files")
+    assert merged[0]["named"] == 120 and merged[0]["named_range"] == [100, 140]
+    assert merged[0]["nameless"] == 2 and "nameless_range" not in merged[0]
+    assert merged[0]["listing_equal"] is False
+    table = bench_report.write_bursts(tmp_path, merged)
+    assert "| 5000 | 120 (100-140) | 2 | 0 | 2.5 s (2.0-3.0) |" in table
+    io = bench_stats.merge_counted(
+        [{0: {"meta": 10.0, "meta_ratio": 1.0}},
+         {0: {"meta": 12.0, "meta_ratio": 1.0}}], None)
+    assert io[0]["meta"] == 11.0 and io[0]["meta_range"] == [10.0, 12.0]
+    failed = bench_stats.merge_counted(
+        [[{"watches": 9, "arm_s": 1.0}], [{"watches": 9, "error": "limit"}]],
+        "watches")
+    assert failed == [{"watches": 9, "error": "limit"}]
