@@ -141,7 +141,8 @@ def _write_csv(path, rows, keys):
 
 
 SCALE_KEYS = ("watches", "arm_s", "all_heard_s", "release_s",
-              "client_bytes_per_watch", "client_bytes_after_per_watch",
+              "client_bytes_per_watch", "inotify_only_bytes_per_watch",
+              "remote_bytes_per_watch", "client_bytes_after_per_watch",
               "smbd_kib_per_watch", "server_handles", "credits", "on_wire",
               "error")
 
@@ -161,19 +162,24 @@ def write_scale(outdir, rows):
          "client, after (B/watch)": [(r["watches"],
                                       r["client_bytes_after_per_watch"])
                                      for r in ok],
+         "client, the remote watch's (B/watch)": [
+             (r["watches"], r.get("remote_bytes_per_watch")) for r in ok],
          "smbd (B/watch)": [(r["watches"], r["smbd_kib_per_watch"] * 1024)
                             for r in ok]},
         "watched directories", "bytes per watch", "Memory per watch"))
     out = ["| watches | arm all | all heard | client memory/watch | "
+           "of it inotify's own (peer) | of it the remote watch's | "
            "after release | smbd memory/watch | server handles | credits | "
-           "on the wire |", "|---|---|---|---|---|---|---|---|---|"]
+           "on the wire |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['watches']} | not reached: {r['error']} "
-                       "| | | | | | | |")
+                       "| | | | | | | | | |")
             continue
         cells = [_fig(r, "arm_s", unit=" s"), _fig(r, "all_heard_s", unit=" s"),
                  _fig(r, "client_bytes_per_watch", unit=" B"),
+                 _fig(r, "inotify_only_bytes_per_watch", unit=" B"),
+                 _fig(r, "remote_bytes_per_watch", unit=" B"),
                  _fig(r, "client_bytes_after_per_watch", unit=" B"),
                  _fig(r, "smbd_kib_per_watch", unit=" KiB"),
                  _fig(r, "server_handles"), _fig(r, "credits"),

@@ -5,8 +5,10 @@ server-side create in each. Per N: the time until the server holds N
 requests, the time until every watcher had its event (capture clock:
 tb-serverd marks the creates, the watcher marks the last delivery),
 the server's handles, smbd's memory per watch, the client's slab memory
-per watch (and after the watches are gone: back at the baseline?), the
-client's credits and requests on the wire."""
+per watch (and after the watches are gone: back at the baseline?), and of
+it what the same inotify watches cost on a mount without remote
+notification (the peer), the client's credits and requests on the
+wire."""
 import time
 
 from . import bench_guest as guest
@@ -84,6 +86,43 @@ def release(run, conf, prefix):
     return None
 
 
+LOCAL_UNIT = "tb-bench-scale-local"
+LOCAL_MNT = "/mnt/bench-local"
+LOCAL_MOUNT_OPTS = "vers=3.1.1,credentials=/etc/testbed/cifs.cred,noremotenotify"
+
+
+def inotify_only_bytes(run, prefix, n):
+    """The peer of the client's memory per watch: the same n inotify watches
+    on a noremotenotify mount of the share (its own superblock, no remote
+    watch, no server request), so what inotify itself costs (its mark and
+    the directory's inode, which any inotify watch pins) is told apart from
+    the remote watch's share."""
+    guest.run(run, "client", f"mkdir -p {LOCAL_MNT} && {{ mountpoint -q "
+              f"{LOCAL_MNT} || mount -t cifs //server/share {LOCAL_MNT} -o "
+              f"{LOCAL_MOUNT_OPTS}; }} && ls {LOCAL_MNT} | grep -c "
+              f"'^{prefix}-'", timeout=120 + n // 20,
+              what="mounting the share without remote notification")
+    try:
+        slab0 = guest.client_slab_bytes(run)
+        guest.start_unit(run, "client", LOCAL_UNIT,
+                         [f"{vm.CLIENT_BIN}/tb-benchscale", "arm",
+                          f"{LOCAL_MNT}/{prefix}", str(n)])
+        text = guest.wait_output(run, "client", LOCAL_UNIT,
+                                 lambda t: f"armed {n}\n" in t or
+                                 "failed " in t, arm_seconds(n),
+                                 f"arming {n} local-only watches")
+        if "failed " in text:
+            said = "; ".join(text.strip().splitlines()[-2:])
+            raise TestbedError(f"arming {n} local-only watches: "
+                               f"{said[-200:]}")
+        slab1 = guest.client_slab_bytes(run)
+        return round((slab1 - slab0) / n)
+    finally:
+        guest.stop_units(run, "client", [LOCAL_UNIT])
+        guest.run(run, "client", f"umount {LOCAL_MNT}; true", timeout=120,
+                  what="unmounting the share without remote notification")
+
+
 def _all_heard_seconds(run, prefix, n):
     """From the capture: the touchall marker to the watcher's scale-all."""
     markers = guest.markers(run)
@@ -136,11 +175,15 @@ def measure_one(run, conf, n, index):
         time.sleep(2)            # the watches' linger, then their frees
         slab2 = guest.client_slab_bytes(run)
         row["client_bytes_after_per_watch"] = round((slab2 - slab0) / n)
+        local = inotify_only_bytes(run, prefix, n)
+        row["inotify_only_bytes_per_watch"] = local
+        row["remote_bytes_per_watch"] = row["client_bytes_per_watch"] - local
     finally:
         remove_dirs(run, conf, prefix, n)
     say(f"    {n} watches: armed in {row['arm_s']} s, all heard in "
         f"{row['all_heard_s']} s, {row['client_bytes_per_watch']} B/watch "
-        f"on the client")
+        f"on the client ({row['remote_bytes_per_watch']} B of it the remote "
+        "watch's)")
     return row
 
 
