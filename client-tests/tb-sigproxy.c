@@ -169,8 +169,14 @@ int main(int argc, char **argv)
 	}
 	for (;;) {
 		c = accept(s, NULL, NULL);
-		if (c < 0)
+		if (c < 0) {
+			/* out of descriptors or memory: do not spin on it */
+			if (errno != EINTR && errno != ECONNABORTED) {
+				perror("tb-sigproxy: accept");
+				sleep(1);
+			}
 			continue;
+		}
 		if (fork() == 0) {
 			close(s);
 			serve(c, &smbd);

@@ -105,6 +105,14 @@ def per_change_cpu_us(cpu_line, changes):
     return words[1], total / changes
 
 
+def _as_given(median, first):
+    """A median shown as its figures are: a count stays a whole number
+    where the median of whole numbers is one."""
+    if isinstance(first, int) and float(median).is_integer():
+        return int(median)
+    return round(median, 2)
+
+
 def merge_passes(passes):
     """One row of figures from the same row of repeated passes: each number
     its median, with (low, high) under "<key>_range" when the passes
@@ -120,8 +128,7 @@ def merge_passes(passes):
             merged[key] = all(values)
         elif isinstance(first, (int, float)):
             s = spread(values)
-            merged[key] = s and (round(s[0], 2) if isinstance(s[0], float)
-                                 else s[0])
+            merged[key] = s and _as_given(s[0], first)
             if s and s[1] != s[2]:
                 merged[f"{key}_range"] = [s[1], s[2]]
         else:

@@ -121,6 +121,9 @@ def test_counted_measures_merge_repeated_passes(tmp_path):
     merged = bench_stats.merge_counted([one, two, three], "files")
     assert merged[0]["named"] == 120 and merged[0]["named_range"] == [100, 140]
     assert merged[0]["nameless"] == 2 and "nameless_range" not in merged[0]
+    two_passes = bench_stats.merge_counted([one, three], "files")[0]
+    assert two_passes["files"] == 5000 and isinstance(two_passes["files"], int)
+    assert two_passes["named"] == 110 and two_passes["until_quiet_s"] == 2.25
     assert merged[0]["listing_equal"] is False
     table = bench_report.write_bursts(tmp_path, merged)
     assert "| 5000 | 120 (100-140) | 2 | 0 | 2.5 s (2.0-3.0) |" in table
