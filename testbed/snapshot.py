@@ -133,15 +133,41 @@ def save(cache, key, run):
     tmp = top / f".tmp-{key}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    for role in vm.ROLES:
-        code, out, err = vm.guest_exec(run, role, "umount /mnt/testbed",
-                                       timeout=30)
-        if code != 0:
-            raise TestbedError(f"unmounting the staging folder on the {role}"
-                               f": {(err or out).strip()[-200:]}")
-    qmps = {role: Qmp(vm.paths(run, role)["qmp"], timeout=10)
-            for role in vm.ROLES}
     try:
+        try:
+            for role in vm.ROLES:
+                code, out, err = vm.guest_exec(run, role,
+                                               "umount /mnt/testbed",
+                                               timeout=30)
+                if code != 0:
+                    raise TestbedError(
+                        f"unmounting the staging folder on the {role}: "
+                        f"{(err or out).strip()[-200:]}")
+            _stop_and_save(run, tmp)
+        finally:
+            # whatever happened, the guests go on with their staging folder
+            mount_staging(run)
+            set_clocks(run)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)     # no half snapshot kept
+        raise
+    (tmp / "info.json").write_text(json.dumps(
+        {"key": key, "run": str(run),
+         "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
+    final = top / key
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    _prune(cache)
+    return final
+
+
+def _stop_and_save(run, tmp):
+    """Stop both guests, then save each (overlay, memory and devices,
+    console) into `tmp`; both are continued whatever happens."""
+    qmps = {}
+    try:
+        for role in vm.ROLES:
+            qmps[role] = Qmp(vm.paths(run, role)["qmp"], timeout=10)
         for role in vm.ROLES:
             qmps[role].command("stop")
         for role in vm.ROLES:
@@ -153,22 +179,12 @@ def save(cache, key, run):
             _wait_migration(qmps[role], f"saving the {role}")
             shutil.copyfile(p["console"], tmp / f"{role}-console.log")
     finally:
-        for role in vm.ROLES:
+        for role, qmp in qmps.items():
             try:
-                qmps[role].command("cont")
+                qmp.command("cont")
             except (TestbedError, TimeoutError, OSError) as e:
                 debug(f"{role}: cont after the save: {e}")
-            qmps[role].close()
-        mount_staging(run)
-        set_clocks(run)
-    (tmp / "info.json").write_text(json.dumps(
-        {"key": key, "run": str(run),
-         "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
-    final = top / key
-    shutil.rmtree(final, ignore_errors=True)
-    tmp.rename(final)
-    _prune(cache)
-    return final
+            qmp.close()
 
 
 def prepare_run(snap, run):
