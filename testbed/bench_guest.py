@@ -5,7 +5,7 @@ and memory, the client's slab memory and CPU time)."""
 import shlex
 import time
 
-from . import vm
+from . import session, vm
 from .capture import read as capture_read
 from .capture.command import CAPTURE_NAME
 from .errors import TestbedError
@@ -52,6 +52,27 @@ def stop_units(testbed_run, role, units, seconds=20):
         f"for i in $(seq {seconds * 2}); do systemctl -q is-active {names} "
         f"|| break; sleep 0.5; done; systemctl kill -s KILL {names} "
         "2>/dev/null; true", timeout=seconds + 30, what="stopping " + names)
+
+
+def mount_share(testbed_run, mnt, extra_opts, timeout=60):
+    """Another mount of //server/share on the client, at `mnt`: the usual
+    options (session.SHARE_OPTS) and `extra_opts`."""
+    run(testbed_run, "client", f"mkdir -p {mnt} && {{ mountpoint -q {mnt} "
+        f"|| mount -t cifs //server/share {mnt} -o "
+        f"{session.SHARE_OPTS},{extra_opts}; }}", timeout=timeout,
+        what=f"mounting the share on {mnt} ({extra_opts})")
+
+
+def umount_share(testbed_run, mnt):
+    run(testbed_run, "client", f"umount {mnt} 2>/dev/null; true",
+        timeout=120, what=f"unmounting {mnt}")
+
+
+def arm_failure(what, output):
+    """The error for a watcher program that said `failed ...`: its last
+    two lines (its message and the count it reached) on one line."""
+    said = "; ".join(output.strip().splitlines()[-2:])
+    return TestbedError(f"{what}: {said[-200:]}")
 
 
 def wait_output(testbed_run, role, unit, predicate, seconds, what):

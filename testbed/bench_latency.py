@@ -30,7 +30,6 @@ KERNEL_WATCHERS = ("dnotify", "inotify", "fanotify")
 # to the other watchers waited behind them.
 POLLERS = ("poll100", "poll1000")
 POLL_MNT = "/mnt/bench-poll"
-POLL_MOUNT_OPTS = "vers=3.1.1,credentials=/etc/testbed/cifs.cred,nosharesock"
 BOUND = 10.0            # seconds: a delivery later than this is a miss
 ARM_SECONDS = 90        # every watcher armed, the server holding requests
 SETTLE_SECONDS = 3.0    # after the last change, for the pollers
@@ -164,17 +163,10 @@ def analyse(markers, dirname, armed, outs, busy_jiffies, hz=100):
     return result
 
 
-def _mount_pollers_share(run):
-    guest.run(run, "client", f"mkdir -p {POLL_MNT} && "
-              f"{{ mountpoint -q {POLL_MNT} || mount -t cifs //server/share "
-              f"{POLL_MNT} -o {POLL_MOUNT_OPTS}; }}", timeout=60,
-              what="mounting the pollers' connection")
-
-
 def measure(run, conf, n, spacing, repeat):
     """`repeat` passes; [pass result] (see analyse)."""
     passes = []
-    _mount_pollers_share(run)
+    guest.mount_share(run, POLL_MNT, "nosharesock")
     try:
         for i in range(repeat):
             dirname, armed, outs, busy = measure_once(run, conf, n, spacing,
@@ -183,6 +175,5 @@ def measure(run, conf, n, spacing, repeat):
             passes.append(analyse(guest.markers(run), dirname, armed, outs,
                                   busy))
     finally:
-        guest.run(run, "client", f"umount {POLL_MNT} 2>/dev/null; true",
-                  timeout=60, what="unmounting the pollers' connection")
+        guest.umount_share(run, POLL_MNT)
     return passes

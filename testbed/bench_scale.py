@@ -40,7 +40,7 @@ def raise_limits(run, n):
     """dir_watch_max and inotify's per-user watch limit on the client, and
     the server's inotify watch limit, above n: smbd watches each directory
     on its disk with inotify (kernel change notify), and the server guest's
-    default (8,192 for 1 GiB) is the first limit a bench of 10,000 meets:
+    default (8,310 with 1 GiB) is the first limit a bench of 10,000 meets:
     past it, smbd holds the requests but never hears of a change on its
     disk. A server with that many watched directories needs it raised."""
     guest.run(run, "client", "echo $(( " + str(n) + " + 1024 )) > "
@@ -64,8 +64,7 @@ def arm(run, conf, prefix, n):
     while time.monotonic() < deadline:
         out = guest.unit_output(run, "client", UNIT)
         if "failed " in out:
-            said = "; ".join(out.strip().splitlines()[-2:])
-            raise TestbedError(f"arming {n} watches: {said[-200:]}")
+            raise guest.arm_failure(f"arming {n} watches", out)
         held = guest.server_notifies(run, conf, prefix + "-")
         if held >= n:
             return time.monotonic() - t0
@@ -88,7 +87,6 @@ def release(run, conf, prefix):
 
 LOCAL_UNIT = "tb-bench-scale-local"
 LOCAL_MNT = "/mnt/bench-local"
-LOCAL_MOUNT_OPTS = "vers=3.1.1,credentials=/etc/testbed/cifs.cred,noremotenotify"
 
 
 def inotify_only_bytes(run, prefix, n):
@@ -97,12 +95,11 @@ def inotify_only_bytes(run, prefix, n):
     watch, no server request), so what inotify itself costs (its mark and
     the directory's inode, which any inotify watch pins) is told apart from
     the remote watch's share."""
-    guest.run(run, "client", f"mkdir -p {LOCAL_MNT} && {{ mountpoint -q "
-              f"{LOCAL_MNT} || mount -t cifs //server/share {LOCAL_MNT} -o "
-              f"{LOCAL_MOUNT_OPTS}; }} && ls {LOCAL_MNT} | grep -c "
-              f"'^{prefix}-'", timeout=120 + n // 20,
-              what="mounting the share without remote notification")
+    guest.mount_share(run, LOCAL_MNT, "noremotenotify")
     try:
+        guest.run(run, "client", f"ls {LOCAL_MNT} | grep -c '^{prefix}-'",
+                  timeout=120 + n // 20,
+                  what="listing the directories without remote notification")
         slab0 = guest.client_slab_bytes(run)
         guest.start_unit(run, "client", LOCAL_UNIT,
                          [f"{vm.CLIENT_BIN}/tb-benchscale", "arm",
@@ -112,15 +109,12 @@ def inotify_only_bytes(run, prefix, n):
                                  "failed " in t, arm_seconds(n),
                                  f"arming {n} local-only watches")
         if "failed " in text:
-            said = "; ".join(text.strip().splitlines()[-2:])
-            raise TestbedError(f"arming {n} local-only watches: "
-                               f"{said[-200:]}")
+            raise guest.arm_failure(f"arming {n} local-only watches", text)
         slab1 = guest.client_slab_bytes(run)
         return round((slab1 - slab0) / n)
     finally:
         guest.stop_units(run, "client", [LOCAL_UNIT])
-        guest.run(run, "client", f"umount {LOCAL_MNT}; true", timeout=120,
-                  what="unmounting the share without remote notification")
+        guest.umount_share(run, LOCAL_MNT)
 
 
 def _all_heard_seconds(run, prefix, n):
