@@ -7,7 +7,7 @@
  *   create PATH | write PATH NBYTES | truncate PATH SIZE | unlink PATH |
  *   rename OLD NEW | mkdir PATH | rmdir PATH | chmod PATH OCTAL |
  *   touch PATH | stat PATH | exists PATH | opens PATH | notifies PATH |
- *   opens-nonotify PATH | disconnect |
+ *   watched PATH | opens-nonotify PATH | disconnect |
  *   mkdirs PREFIX N | touchall PREFIX N NAME | creates DIR N | count DIR |
  *   rmtree DIR
  *
@@ -15,9 +15,11 @@
  * NAME in each, N files DIR/f-0..N-1 as fast as the disk takes them, the
  * number of entries of DIR, DIR removed with all it holds: far faster on
  * the server's disk than through the client's mount)
- * ("opens" counts the handles smbd holds open on PATH, from smbstatus;
- * "notifies" the change-notify requests it has registered on PATH;
- * "opens-nonotify" those of the second smbd, which refuses notification;
+ * ("opens" counts the handles smbd holds open on PATH, from its processes'
+ * open files; "notifies" the change-notify requests it has registered on
+ * PATH, from smbstatus; "watched" is 1 when smbd watches PATH on its disk
+ * for a client's change-notify request; "opens-nonotify" counts the
+ * handles of the second smbd, which refuses notification;
  * "disconnect" ends the smbd processes serving the requesting client, whose
  * SMB connection drops and reconnects) and answers "ok [value]" or
  * "err ERRNO message". Paths are relative to the share root; absolute paths
@@ -36,6 +38,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/fsuid.h>
 #include <sys/time.h>
 #include <time.h>
@@ -76,29 +79,162 @@ static int do_write(const char *path, long n)
 }
 
 /*
- * How many of smbd's open handles (smbstatus -L) are on share/PATH; those
- * of the smbd run with config file @conf when it is not NULL.
+ * Whether process @pid is an smbd of the instance run with config file @conf
+ * (NULL: the main one, started without --configfile). smbd forks its
+ * connection and notifyd processes without exec: they keep its command line.
+ */
+static int smbd_of(const char *pid, const char *conf)
+{
+	char path[64], cmd[1024], *arg, *end, *found = NULL;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	cmd[n] = '\0';
+	end = cmd + n;
+	arg = strrchr(cmd, '/');
+	if (strcmp(arg ? arg + 1 : cmd, "smbd"))
+		return 0;
+	for (arg = cmd; arg < end; arg += strlen(arg) + 1)
+		if (!strncmp(arg, "--configfile=", 13))
+			found = arg + 13;
+	return conf ? found && !strcmp(found, conf) : !found;
+}
+
+/*
+ * Call @fn on each open file (process @pid's file descriptor @fd) of the smbd
+ * processes of the instance @conf (see smbd_of()); the sum of what it
+ * returns, or -1. Read from /proc rather than from smbstatus: smbstatus
+ * loads some hundred of Samba's libraries, which costs the server guest
+ * 2-5 s of CPU under TCG on each call, and the tests poll. Read as root:
+ * the share user's fsuid (see main()) may not list a root process's fds.
+ */
+static long long each_smbd_fd(const char *conf,
+			      long long (*fn)(const char *pid, const char *fd,
+					      const void *arg),
+			      const void *arg)
+{
+	int fsuid = setfsuid(0), fsgid = setfsgid(0);
+	char dir[64];
+	struct dirent *p, *f;
+	long long n = 0;
+	DIR *procs, *fds;
+
+	procs = opendir("/proc");
+	if (!procs) {
+		n = -1;
+		goto out;
+	}
+	while ((p = readdir(procs))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9' ||
+		    !smbd_of(p->d_name, conf))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%s/fd", p->d_name);
+		fds = opendir(dir);
+		if (!fds)
+			continue;	/* gone meanwhile */
+		while ((f = readdir(fds))) {
+			if (f->d_name[0] != '.')
+				n += fn(p->d_name, f->d_name, arg);
+		}
+		closedir(fds);
+	}
+	closedir(procs);
+out:
+	setfsgid(fsgid);
+	setfsuid(fsuid);
+	return n;
+}
+
+/* The target of process @pid's file descriptor @fd, or "" (gone). */
+static const char *fd_target(const char *pid, const char *fd, char *buf,
+			     size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%s/fd/%s", pid, fd);
+	n = readlink(link, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/*
+ * 1 when the open file is in the share and its path holds @arg (as
+ * smbstatus -L's lines end with the share path, then the name in it).
+ */
+static long long fd_in_share(const char *pid, const char *fd, const void *arg)
+{
+	char target[4096];
+	size_t len = strlen(share_root);
+
+	if (!*fd_target(pid, fd, target, sizeof(target)))
+		return 0;
+	return !strncmp(target, share_root, len) && target[len] == '/' &&
+	       strstr(target + len, (const char *)arg);
+}
+
+/*
+ * How many handles smbd holds open on share/PATH (or below it); those of
+ * the smbd run with config file @conf when it is not NULL. Every handle
+ * of a client's open is an open file of the smbd serving it (Samba keeps
+ * a file descriptor for each open, directories and attribute-only opens
+ * included), and no other file of smbd's is under the share but the
+ * share's root, which holds no PATH.
  */
 static long long count_opens(const char *path, const char *conf)
 {
-	char line[1024], cmd[128];
-	long long n = 0;
-	FILE *p;
+	return each_smbd_fd(conf, fd_in_share, path);
+}
 
-	snprintf(cmd, sizeof(cmd), "smbstatus -L %s%s 2>/dev/null",
-		 conf ? "-s " : "", conf ? conf : "");
-	p = popen(cmd, "r");
-	if (!p)
+/*
+ * 1 when the open file is an inotify instance with a watch on the inode
+ * @arg points to ("ino:%lx sdev:%x" in its fdinfo; sdev is the kernel's
+ * dev_t, major << 20 | minor).
+ */
+static long long fd_watches(const char *pid, const char *fd, const void *arg)
+{
+	const struct stat *st = arg;
+	char target[64], info[96], line[512], want[96];
+	long long found = 0;
+	FILE *f;
+
+	if (strcmp(fd_target(pid, fd, target, sizeof(target)),
+		   "anon_inode:inotify"))
+		return 0;
+	snprintf(info, sizeof(info), "/proc/%s/fdinfo/%s", pid, fd);
+	snprintf(want, sizeof(want), " ino:%lx sdev:%x ", (unsigned long)st->st_ino,
+		 (unsigned int)(major(st->st_dev) << 20 | minor(st->st_dev)));
+	f = fopen(info, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "inotify ", 8) && strstr(line, want);
+	fclose(f);
+	return found;
+}
+
+/*
+ * 1 when smbd watches share/PATH on its own disk, 0 when not: its notifyd
+ * sets one inotify watch on a directory for all the change-notify requests
+ * registered on it, from the first to the last, so that a change made there
+ * from now on reaches the clients that asked. smbstatus -N tells the same,
+ * and how many requests, at the cost of seconds (see each_smbd_fd()).
+ */
+static long long watched(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
 		return -1;
-	while (fgets(line, sizeof(line), p)) {
-		char *name = strstr(line, share_root);
-
-		/* lines end with the share path, then the name in the share */
-		if (name && strstr(line, path))
-			n++;
-	}
-	pclose(p);
-	return n;
+	return each_smbd_fd(NULL, fd_watches, &st) > 0;
 }
 
 /*
@@ -264,6 +400,10 @@ static int handle(char *line, const char *peer, long long *val)
 	}
 	if (!strcmp(op, "notifies")) {
 		*val = count_notifies(a);
+		return *val < 0 ? -1 : 0;
+	}
+	if (!strcmp(op, "watched")) {
+		*val = watched(a);
 		return *val < 0 ? -1 : 0;
 	}
 	if (!strcmp(op, "opens")) {

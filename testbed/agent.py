@@ -130,19 +130,29 @@ class GuestAgent(JsonChannel):
         """Run argv in the guest, bounded by `timeout` seconds (the guest's
         coreutils timeout kills it; the host waits a little longer).
         Returns (exit status, stdout bytes, stderr bytes); 124 = timed out."""
+        pid = self.spawn(argv, timeout, stdin)
+        return self.wait(pid, time.monotonic() + timeout + 15, argv)
+
+    def spawn(self, argv, timeout, stdin=None):
+        """Start argv in the guest, bounded by `timeout` seconds there; its
+        pid, for wait() on this or a later connection (the agent keeps its
+        status and output until asked)."""
         wrapped = ["timeout", "-k", "5", str(int(timeout))] + list(argv)
         args = {"path": wrapped[0], "arg": wrapped[1:], "capture-output": True}
         if stdin is not None:
             args["input-data"] = base64.b64encode(stdin).decode()
-        pid = self.command("guest-exec", **args)["pid"]
-        deadline = time.monotonic() + timeout + 15
+        return self.command("guest-exec", **args)["pid"]
+
+    def wait(self, pid, deadline, argv=()):
+        """(exit status, stdout bytes, stderr bytes) of a spawned command,
+        once it has ended; a TestbedError past `deadline` (monotonic)."""
         delay = 0.05
         while True:
             st = self.command("guest-exec-status", pid=pid)
             if st.get("exited"):
                 break
             if time.monotonic() > deadline:
-                raise TestbedError(f"guest command did not end in {timeout}s: "
+                raise TestbedError(f"guest command did not end in time: "
                                    f"{' '.join(argv)[:200]}")
             time.sleep(delay)
             delay = min(delay * 2, 0.2)   # a short case should not wait long

@@ -9,7 +9,7 @@ console around each case)."""
 
 import time
 
-from . import vm
+from . import server_helpers, vm
 from .agent import Qmp
 from .errors import TestbedError
 
@@ -18,6 +18,7 @@ WATCH_LOG = "/tmp/tb-watch.log"
 RECOVERY_SECONDS = 90          # reconnect + reopen + a change, under TCG
 LINK_DOWN_SECONDS = 20
 KILLED_EXIT_SECONDS = 5        # a SIGKILLed watcher is gone within this
+UMOUNT_SECONDS = 30            # umount -f of a hard mount, server stopped
 MOUNT_OPTS = "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred"
 
 
@@ -103,8 +104,7 @@ class Watch:
         return time.monotonic() - t0
 
     def server_opens(self):
-        out = _must(self.run, "server", "smbstatus -L 2>/dev/null", 30)
-        return sum(1 for line in out.splitlines() if self.dir in line)
+        return server_helpers.ask(self.run, f"opens {self.dir}")
 
     def change_is_signalled(self, seconds=RECOVERY_SECONDS):
         """Create files on the server's disk until one is signalled."""
@@ -222,10 +222,16 @@ def umount_force_server_stopped(run, w):
               KILLED_EXIT_SECONDS)
         notes.append(f"watcher SIGKILLed, gone in "
                      f"{time.monotonic() - t0:.1f}s")
+        # /proc/mounts, not mountpoint(1): a stat of a hard mount's root
+        # waits for the server to come back, as a hard mount must
         t0 = time.monotonic()
-        _sh(run, "client", f"mountpoint -q {FAULT_MNT} && umount -f "
-            f"{FAULT_MNT}", 60)
-        code, _ = _sh(run, "client", f"mountpoint -q {FAULT_MNT}", 20)
+        code, out = _sh(run, "client", f"umount -f {FAULT_MNT}",
+                        UMOUNT_SECONDS)
+        if code != 0:
+            raise TestbedError(f"umount -f once the watcher is gone: exit "
+                               f"{code} ({out.strip()[-80:]})")
+        code, _ = _sh(run, "client", f"grep -q ' {FAULT_MNT} ' /proc/mounts",
+                      20)
         if code == 0:
             raise TestbedError(f"{FAULT_MNT} still mounted after umount -f")
         notes.append(f"unmounted in {time.monotonic() - t0:.1f}s")

@@ -1,7 +1,10 @@
 """What the client tests need running on the server guest besides smbd:
 tb-serverd (server-side changes on request), tb-sigproxy (a relay before
 smbd, faithful or spoiling notify signatures) and the extra smbd
-instances. Started before each run: the binaries may have changed."""
+instances. Started before each run: the binaries may have changed (the
+smbd instances only when not running: `up` starts them)."""
+import shlex
+
 from .errors import TestbedError
 from .network import SERVER_IP, SERVERD_PORT, SIGPROXY_PORTS
 from . import vm
@@ -37,6 +40,13 @@ def start(run, uid):
             f"{SERVER_IP} 445 {mode}", timeout=30)
         if code != 0:
             raise TestbedError(f"{unit} did not start on the server: {err}")
+    start_smbds(run)
+
+
+def start_smbds(run):
+    """The extra smbd instances (EXTRA_SMBDS), unless already running. `up`
+    starts them before it saves the guests (each costs the server guest
+    some 15 s of CPU to start under TCG), the suite again if they are gone."""
     for unit, conf, port in EXTRA_SMBDS:
         state = f"/run/{unit.replace('smbd-', 'samba-')}"
         code, out, err = vm.guest_exec(
@@ -49,3 +59,18 @@ def start(run, uid):
         if code != 0:
             raise TestbedError(f"{unit} ({conf}, port {port}) did not start "
                                f"on the server: {err}")
+
+
+def ask(run, request):
+    """tb-serverd's answer to one request line made on the server guest
+    itself (e.g. "opens DIR"): its value, or a TestbedError with its error."""
+    script = (f"exec 3<>/dev/tcp/{SERVER_IP}/{SERVERD_PORT} && "
+              f"echo {shlex.quote(request)} >&3 && read -t 20 r <&3 && "
+              "echo \"$r\"")
+    code, out, err = vm.guest_exec(run, "server",
+                                   f"bash -c {shlex.quote(script)}", timeout=30)
+    words = out.split()
+    if code != 0 or not words or words[0] != "ok":
+        raise TestbedError(f"tb-serverd '{request}': "
+                           f"{(out + err).strip()[-120:] or f'exit {code}'}")
+    return int(words[1]) if len(words) > 1 else None

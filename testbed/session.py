@@ -9,7 +9,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from . import hostdeps, images, kernel, network, snapshot, vm
+from . import hostdeps, images, kernel, network, server_helpers, snapshot, vm
 from .errors import TestbedError, UsageError
 from .steps import Phase, fmt_secs, say
 
@@ -171,6 +171,7 @@ def _boot(run, kern, imgs, accel, conf, started):
         _smbd_ready(run, conf)
         _mount_share(run)
         _mount_nfs(run, conf)
+        server_helpers.start_smbds(run)
 
 
 def _resume(cache, run, kern, imgs, accel, conf, snap, started):

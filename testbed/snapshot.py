@@ -29,7 +29,9 @@ from .cache import content_key, tree_files
 from .errors import TestbedError
 from .steps import debug
 
-FORMAT = "1"            # bump when what a snapshot holds changes
+# bump when what a snapshot holds changes, the guests' state included
+# (2: the extra smbd instances run before the save)
+FORMAT = "2"
 KEEP = 2
 MIGRATE_SECONDS = 300   # writing or reading one guest's state under TCG
 STAGING_MOUNT = ("mkdir -p /mnt/testbed && { mountpoint -q /mnt/testbed || "

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from . import (cases, faults, junit, kernel, ktap,
                mount_variants, server_helpers, session, smbtorture, vm)
+from .checks import entries as check_entries
 from .capture import slices as capture_slices
-from .console import MARK_BEGIN, MARK_END, find_splats, splats_by_test
+from .console import MARK_BEGIN, MARK_END, find_splats
 from .errors import TestbedError, UsageError
 from .steps import Phase, capture, run_logged, say
 
@@ -147,10 +148,41 @@ HOST_DRIVEN = {
 }
 
 
-def run_host_case(run, program, case):
-    """(ok, output, reason, counts) of a host-driven case, between markers."""
+# Host-driven programs that run in the server guest only, needing nothing
+# of the client or of the main smbd: the suite starts them before the
+# client's cases and collects each in its turn. program -> (start(run),
+# finish(run, started) -> (ok, output, reason, counts)).
+BACKGROUND = {"smbtorture": (smbtorture.start, smbtorture.finish)}
+
+
+def run_host_case(run, program, case, started=None):
+    """(ok, output, reason, counts) of a host-driven case, between markers;
+    with `started`, the collection of a BACKGROUND program started so."""
+    if started is not None:
+        return _marked(run, f"{program}.{case}",
+                       lambda: BACKGROUND[program][1](run, started))
     fn = HOST_DRIVEN[program][1]
     return _marked(run, f"{program}.{case}", lambda: fn(run, case))
+
+
+def _start_background(run, chosen, repeat):
+    """{program: what its start returned} for the BACKGROUND programs
+    chosen, when other cases run beside them (and once: not with
+    --repeat); a program that cannot start runs in its turn instead."""
+    started = {}
+    if repeat != 1:
+        return started
+    for program, (start, _) in BACKGROUND.items():
+        if program not in chosen or set(chosen) == {program}:
+            continue
+        try:
+            started[program] = start(run)
+            say(f"    {program} started in the server guest, beside the "
+                "client's cases")
+        except (TestbedError, TimeoutError, OSError) as e:
+            say(f"    {program} not started beside the cases ({e}): it runs "
+                "in its turn")
+    return started
 
 
 def _marked(run, test_id, body, markers=True):
@@ -189,90 +221,25 @@ def _new_splats(console, offset):
         return []
 
 
-def scan_console(run, role):
-    """(ok, output, reason, counts) of the splat scan of a console log."""
-    path = vm.paths(run, role)["console"]
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return False, "", f"no console log at {path}", (0, 1, 0)
-    splats = splats_by_test(text)
-    if not splats:
-        return (True, f"# {path.name}: {len(text.splitlines())} lines, "
-                "no splat\n", "", (1, 0, 0))
-    lines = "".join(f"# {path.name}:{n}: [{kind}] (during {test or 'boot'}) "
-                    f"{line}\n" for n, kind, line, test in splats[:20])
-    return False, lines, f"{len(splats)} splat line(s) in {path.name}", \
-        (0, 1, 0)
-
-
-KMEMLEAK_CMD = ("mountpoint -q /sys/kernel/debug || "
-                "mount -t debugfs none /sys/kernel/debug; "
-                "[ -e /sys/kernel/debug/kmemleak ] || exit 3; "
-                "echo scan > /sys/kernel/debug/kmemleak; sleep 1; "
-                "echo scan > /sys/kernel/debug/kmemleak; "
-                "cat /sys/kernel/debug/kmemleak")
-
-
-def kmemleak_check(run, role):
-    """(ok, output, reason, counts) of a kmemleak scan in a guest, after the
-    tests (two scans: an object must stay unreferenced across both)."""
-    code, out, err = vm.guest_exec(run, role, KMEMLEAK_CMD, timeout=300)
-    if code == 3:
-        return True, "# kmemleak not in this kernel\n", "", (0, 0, 1)
-    if code != 0:
-        return False, err, f"kmemleak scan failed (exit {code})", (0, 1, 0)
-    leaks = out.count("unreferenced object")
-    if leaks:
-        text = "".join(f"# {line}\n" for line in out.splitlines()[:60])
-        return False, text, f"{leaks} leaked object(s)", (0, 1, 0)
-    return True, "# kmemleak: no leaks\n", "", (1, 0, 0)
-
-
-def kunit_results(run, kernel_dir):
-    """(ok, output, reason, counts) of the KUnit tests the client's kernel
-    ran at boot; None when that kernel has no KUnit."""
-    config = Path(kernel_dir) / "config"
-    if "CONFIG_KUNIT=y" not in config.read_text(errors="replace"):
-        return None
-    text = vm.paths(run, "client")["console"].read_text(errors="replace")
-    block = ktap.kunit_from_console(text)
-    if block is None:
-        return False, "", "no KUnit results on the client console", (0, 1, 0)
-    plan, results = ktap.parse(block)
-    ok, why = ktap.verdict(plan, results)
-    counts = ktap.subtest_counts(block)
-    if not ok and counts[1] == 0:
-        counts = (counts[0], 1, counts[2])
-    return ok, block, why, counts
-
-
-def _entries(run, state, chosen, checks, repeat):
+def _entries(run, state, chosen, checks, repeat, background=None):
     """[(name, fn)] of what runs, in order: the programs (`repeat` times),
-    then the checks."""
+    then the checks; a program in `background` ({program: started}) is
+    collected in its turn."""
     entries = []
+    background = background or {}
     for i in range(1, repeat + 1):
         suffix = f"#{i}" if repeat > 1 else ""
         for program, picked in chosen.items():
             if program in HOST_DRIVEN:
                 entries += [(f"{program}.{case}{suffix}",
-                             lambda p=program, c=case: run_host_case(run, p, c))
+                             lambda p=program, c=case: run_host_case(
+                                 run, p, c, background.get(p)))
                             for case in picked]
                 continue
             entries += [(f"{program}.{case}{suffix}",
                          lambda p=program, c=case: run_case(run, p, c))
                         for case in picked]
-    for check in checks:
-        if check == "kunit_boot":
-            if kunit_results(run, state["kernel"]) is not None:
-                entries.append((check, lambda: kunit_results(run, state["kernel"])))
-        elif check.startswith("kmemleak_"):
-            role = check.split("_", 1)[1]
-            entries.append((check, lambda r=role: kmemleak_check(run, r)))
-        else:
-            role = check.split("_")[1]
-            entries.append((check, lambda r=role: scan_console(run, r)))
-    return entries
+    return entries + check_entries(run, state["kernel"], checks)
 
 
 def _slice_capture(run):
@@ -345,7 +312,8 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     chosen, checks = choose_cases(programs, pattern)
     stage(run, repo, bindir)
     report = ktap.Report()
-    entries = _entries(run, state, chosen, checks, repeat)
+    background = _start_background(run, chosen, repeat)
+    entries = _entries(run, state, chosen, checks, repeat, background)
     out_lines = [report.header(len(entries))]
     print(out_lines[0], flush=True)
     dead = None

@@ -206,6 +206,21 @@ def guest_exec(run, role, cmd, timeout=60, stdin=None):
     return code, out.decode(errors="replace"), err.decode(errors="replace")
 
 
+def guest_spawn(run, role, cmd, timeout):
+    """Start a shell command line in a guest and return at once: its pid
+    there, for guest_wait(); the guest's timeout(1) bounds it."""
+    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
+        return ga.spawn(["/bin/sh", "-c", cmd], timeout)
+
+
+def guest_wait(run, role, pid, deadline):
+    """(status, stdout, stderr) text of a command guest_spawn() started,
+    once it has ended; a TestbedError past `deadline` (monotonic)."""
+    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
+        code, out, err = ga.wait(pid, deadline)
+    return code, out.decode(errors="replace"), err.decode(errors="replace")
+
+
 def stop(run, role, timeout=30):
     """Power the guest off cleanly; QMP quit, then SIGKILL, past a bound."""
     pid = read_pid(run, role)

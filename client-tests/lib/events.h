@@ -132,7 +132,7 @@ static inline int tb_wait_remote_watch(const char *name, double seconds)
 	long long n;
 
 	do {
-		if (!tb_server(&n, "notifies %s", name) && n >= 1)
+		if (!tb_server(&n, "watched %s", name) && n == 1)
 			return 1;
 		usleep(200 * 1000);
 	} while (tb_now() < end);
