@@ -5,6 +5,7 @@ the staging folder after the guests are gone."""
 import json
 import shutil
 import subprocess
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -227,6 +228,34 @@ def _check_mounts(run):
                            f"{(err or out).strip()[-200:]}")
 
 
+def _kernel_and_images(cache, repo, extra_config, bench):
+    """(kernel dir, {role: image}), built when missing: the images in a
+    thread while the kernel builds (debootstrap waits on the mirror and the
+    disk more than on the CPU), so that a cold set-up pays the longer of
+    the two rather than their sum."""
+    if all(p.is_file() for p in images.image_paths(cache, repo).values()):
+        return (kernel.build_kernel(cache, repo, extra_config, bench=bench),
+                images.build_images(cache, repo))
+    hostdeps.require_root("building the guest images")
+    built = {}
+
+    def build_images():
+        try:
+            built["images"] = images.build_images(cache, repo)
+        except BaseException as e:      # raised again below, in `up`
+            built["error"] = e
+
+    thread = threading.Thread(target=build_images, name="images")
+    thread.start()
+    try:
+        kern = kernel.build_kernel(cache, repo, extra_config, bench=bench)
+    finally:
+        thread.join()       # a Ctrl-C reaches debootstrap too: it ends
+    if "error" in built:
+        raise built["error"]
+    return kern, built["images"]
+
+
 def up(cache, repo, extra_config=(), kernel_dir=None, bench=False,
        fresh=False):
     """Build what is missing, resume both guests from their snapshot or
@@ -249,9 +278,9 @@ def up(cache, repo, extra_config=(), kernel_dir=None, bench=False,
             raise UsageError(f"--kernel {kernel_dir}: no bzImage and config "
                              "there (a directory like <cache>/kernels/<key>)")
         say(f"==> kernel {kern}: given with --kernel")
+        imgs = images.build_images(cache, repo)
     else:
-        kern = kernel.build_kernel(cache, repo, extra_config, bench=bench)
-    imgs = images.build_images(cache, repo)
+        kern, imgs = _kernel_and_images(cache, repo, extra_config, bench)
     accel = vm.choose_accel(cache, kern)
     run = _new_run(cache, repo)
     conf = read_conf(repo)
