@@ -106,7 +106,9 @@ def ktap_of(text):
     return "\n".join(lines) + "\n", tuple(counts)
 
 
-COMMAND = (". /mnt/testbed/testbed.conf; t0=$(date +%s); "
+# An smbtorture left by an interrupted run (it runs in the background) is
+# ended first: two would share smbd-torture and its directories.
+COMMAND = ("pkill -x smbtorture; . /mnt/testbed/testbed.conf; t0=$(date +%s); "
            "smbtorture //127.0.0.1/torture -p 4446 "
            "-U \"$SMB_USER%$SMB_PASS\" --option=torture:numops=10 smb2.notify "
            "2>&1; rc=$?; echo \"smbtorture-seconds: $(($(date +%s) - t0))\"; "
