@@ -231,10 +231,12 @@ static long long fd_watches(const char *pid, const char *fd, const void *arg)
 static long long watched(const char *path)
 {
 	struct stat st;
+	long long n;
 
 	if (stat(path, &st))
 		return -1;
-	return each_smbd_fd(NULL, fd_watches, &st) > 0;
+	n = each_smbd_fd(NULL, fd_watches, &st);
+	return n < 0 ? -1 : n > 0;
 }
 
 /*
