@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import (bench_burst, bench_io, bench_latency, bench_report,
-               bench_scale, bench_stats, kernel, session, suite)
+               bench_scale, bench_stats, images, kernel, session, suite)
 from .errors import TestbedError, UsageError
 from .steps import Phase, say
 
@@ -91,12 +91,15 @@ def run_bench(cache, repo, measures=None, quick=False, repeat=1,
     suite.stage(run, repo, bindir)
     outdir = run / "bench"
     outdir.mkdir(exist_ok=True)
+    server_kernel = images.server_release(state.get("images", ""))
     results = {"kernel": state.get("release"), "kernel_dir": state["kernel"],
+               "server_kernel": server_kernel,
                "accel": state.get("accel"), "quick": quick,
                "repeat": repeat, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
                "measures": {}}
     summary = [f"bench on kernel {state.get('release')} "
-               f"({Path(state['kernel']).name}), {state.get('accel')}, "
+               f"({Path(state['kernel']).name}; the server's Debian "
+               f"{server_kernel}), {state.get('accel')}, "
                f"{repeat} pass(es){', quick' if quick else ''}"]
     t0 = time.monotonic()
     if "latency" in chosen:

@@ -145,10 +145,12 @@ def _mount_nfs(run, conf):
 
 
 def _start_guests(run, kern, imgs, accel, started, incoming=None):
-    """Start QEMU for both guests (the server's NIC listens, so first)."""
+    """Start QEMU for both guests (the server's NIC listens, so first):
+    the client boots `kern`, the server the Debian kernel of its image."""
     incoming = incoming or {}
     started.append("server")
-    vm.start("server", run, kern, imgs["server"], accel,
+    vm.start("server", run, images.server_boot(imgs["server"].parent),
+             imgs["server"], accel,
              incoming=incoming.get("server"))
     deadline = time.monotonic() + 30
     while not (run / "segment.sock").exists():
@@ -233,7 +235,7 @@ def _kernel_and_images(cache, repo, extra_config, bench):
     thread while the kernel builds (debootstrap waits on the mirror and the
     disk more than on the CPU), so that a cold set-up pays the longer of
     the two rather than their sum."""
-    if all(p.is_file() for p in images.image_paths(cache, repo).values()):
+    if images.complete(images.image_paths(cache, repo)):
         return (kernel.build_kernel(cache, repo, extra_config, bench=bench),
                 images.build_images(cache, repo))
     hostdeps.require_root("building the guest images")
@@ -277,7 +279,7 @@ def up(cache, repo, extra_config=(), kernel_dir=None, bench=False,
         if not (kern / "bzImage").is_file() or not (kern / "config").is_file():
             raise UsageError(f"--kernel {kernel_dir}: no bzImage and config "
                              "there (a directory like <cache>/kernels/<key>)")
-        say(f"==> kernel {kern}: given with --kernel")
+        say(f"==> kernel {kern}: given with --kernel (the client's)")
         imgs = images.build_images(cache, repo)
     else:
         kern, imgs = _kernel_and_images(cache, repo, extra_config, bench)
@@ -358,7 +360,11 @@ def status(cache):
     print(f"  run:         {state['run']}")
     print(f"  started:     {state['started']} (up took "
           f"{fmt_secs(state['up_seconds'])})")
-    print(f"  kernel:      {state['release']} ({state['kernel']})")
+    print(f"  kernel:      {state['release']} ({state['kernel']}), "
+          "the client's")
+    if state.get("images"):
+        print(f"  server:      Debian's kernel "
+              f"{images.server_release(state['images'])}")
     print(f"  accelerator: {state['accel']}")
     if state.get("resumed"):
         print(f"  resumed:     from snapshot {state['resumed']}")

@@ -1,7 +1,9 @@
 """QEMU guests: accelerator probe, command lines, start, stop, state.
 
-Each guest boots the built kernel with -kernel, its root on virtio-blk from a
-throwaway qcow2 overlay of the cached image, one NIC on the private segment
+The client boots the built kernel (the one under test) with -kernel, the
+server the Debian kernel its image carries (-kernel and -initrd taken out
+of the image when it was built: images.py); each has its root on
+virtio-blk from a throwaway qcow2 overlay of the cached image, one NIC on the private segment
 (network.py), a serial console logged to a file, the guest agent and an
 interactive console (hvc0) on unix sockets, and the run's staging folder
 shared read-only over 9p. QEMU daemonizes; its pid file is the state.
@@ -104,24 +106,45 @@ def paths(run, role):
     }
 
 
+# The server's Debian kernel preempts voluntarily by default. Samba's
+# notifyd reads its inotify queue whenever woken, and on one CPU a rename
+# on the server's disk can let it read between IN_MOVED_FROM and
+# IN_MOVED_TO: unpaired, it reports a removed and an added name instead
+# of a rename (seen: every disk-rename case failed). preempt=none is the
+# model of the testbed's own kernel, and of a file server.
+ROLE_CMDLINE = {"server": "preempt=none", "client": "kunit.enable=1"}
+
+
 def kernel_cmdline(role, extra=""):
     """The guest kernel's command line: all console messages (warnings are
-    what the splat scan reads), predictable eth0, the role for set-up."""
+    what the splat scan reads), predictable eth0, the role for set-up,
+    and the role's own (ROLE_CMDLINE)."""
     return (f"root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 "
-            f"testbed.role={role} panic=-1 systemd.show_status=0 kunit.enable=1 "
-            f"{extra}").strip()
+            f"testbed.role={role} panic=-1 systemd.show_status=0 "
+            f"{ROLE_CMDLINE[role]} {extra}").strip()
 
 
-def qemu_argv(role, run, kernel, accel, cmdline_extra="", incoming=None):
-    """The full QEMU command line of a guest; with `incoming`, one that
-    loads a saved state (snapshot.py) instead of booting."""
+def kernel_args(boot):
+    """QEMU's -kernel (and -initrd) for `boot`: the directory of a built
+    kernel (its bzImage), or the (vmlinuz, initrd) pair of the Debian
+    kernel an image carries."""
+    if isinstance(boot, tuple):
+        vmlinuz, initrd = boot
+        return ["-kernel", str(vmlinuz), "-initrd", str(initrd)]
+    return ["-kernel", str(Path(boot) / "bzImage")]
+
+
+def qemu_argv(role, run, boot, accel, cmdline_extra="", incoming=None):
+    """The full QEMU command line of a guest booting `boot` (see
+    kernel_args()); with `incoming`, one that loads a saved state
+    (snapshot.py) instead of booting."""
     p = paths(run, role)
     cpu = KVM_CPU if accel == "kvm" else TCG_CPU
     return [
         "qemu-system-x86_64", "-name", f"testbed-{role}",
         "-machine", f"q35,accel={accel}", *cpu, "-m", str(MEMORY_MIB[role]),
         "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        "-kernel", str(kernel / "bzImage"),
+        *kernel_args(boot),
         "-append", kernel_cmdline(role, cmdline_extra),
         "-drive", f"file={p['overlay']},if=virtio,format=qcow2,cache=unsafe",
         *network.netdev_args(role, run),
@@ -156,9 +179,9 @@ def read_pid(run, role):
     return pid
 
 
-def start(role, run, kernel, image, accel, cmdline_extra="", incoming=None):
+def start(role, run, boot, image, accel, cmdline_extra="", incoming=None):
     """Create the overlay (a restore brings its own) and start QEMU
-    daemonized; return its pid."""
+    daemonized, booting `boot` (see kernel_args()); return its pid."""
     p = paths(run, role)
     for key in ("qga", "qmp", "shell"):
         network.check_socket_path(p[key])
@@ -166,7 +189,7 @@ def start(role, run, kernel, image, accel, cmdline_extra="", incoming=None):
         subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F",
                         "raw", "-b", str(image), str(p["overlay"])],
                        check=True, stdout=subprocess.DEVNULL)
-    argv = qemu_argv(role, run, kernel, accel, cmdline_extra, incoming)
+    argv = qemu_argv(role, run, boot, accel, cmdline_extra, incoming)
     (run / f"{role}-qemu.argv").write_text(" ".join(argv) + "\n")
     debug(" ".join(argv))
     with open(p["stderr"], "ab") as err:
