@@ -16,7 +16,7 @@ from .checks import entries as check_entries
 from .capture import slices as capture_slices
 from .console import MARK_BEGIN, MARK_END, find_splats
 from .errors import TestbedError, UsageError
-from .steps import Phase, capture, run_logged, say
+from .steps import Phase, capture, fmt_secs, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
 BIN = vm.GUEST_BIN
@@ -307,6 +307,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
         choose(built[1], pattern)
     _refuse_bench_kernel(cache)
     state = session.up(cache, repo, extra_config, kernel_dir)
+    t_up = time.monotonic()
     run = Path(state["run"])
     bindir, programs = built or build_tests(cache, repo)
     chosen, checks = choose_cases(programs, pattern)
@@ -345,6 +346,8 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     (run / "results.xml").write_text(
         junit.from_ktap(document, seconds=time.monotonic() - t0))
     print(closing, flush=True)
+    say(f"the suite took {fmt_secs(time.monotonic() - t0)}, "
+        f"{fmt_secs(time.monotonic() - t_up)} of it after 'up'")
     say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
         f"capture: {run / 'client.pcap'}{_slice_capture(run)}")
     if dead:
