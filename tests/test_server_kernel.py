@@ -60,3 +60,13 @@ def test_take_kernel_wants_one_kernel_and_its_initrd(tmp_path, releases,
 
 def test_release_of_older_images_is_unknown(tmp_path):
     assert images.server_release(tmp_path) == "unknown"
+
+
+def test_server_kernel_does_not_preempt():
+    """Samba pairs a disk rename's inotify events only when notifyd cannot
+    read between them: the server's Debian kernel boots with preempt=none;
+    the client keeps KUnit at boot."""
+    server = vm.kernel_cmdline("server").split()
+    client = vm.kernel_cmdline("client").split()
+    assert "preempt=none" in server and "preempt=none" not in client
+    assert "kunit.enable=1" in client
