@@ -96,7 +96,10 @@ def server_boot(images_dir):
 
 def server_release(images_dir):
     """The release of the server's Debian kernel ("6.1.0-57-amd64"), or
-    "unknown" for images built before it was recorded."""
+    "unknown" for images built before it was recorded, or none given (a
+    state file from before the images were recorded in it)."""
+    if not images_dir:
+        return "unknown"
     try:
         return (Path(images_dir) / "server-release").read_text().strip()
     except OSError:

@@ -4,9 +4,9 @@ The client boots the built kernel (the one under test) with -kernel, the
 server the Debian kernel its image carries (-kernel and -initrd taken out
 of the image when it was built: images.py). Each has its root on
 virtio-blk from a throwaway qcow2 overlay of the cached image, one NIC on
-the private segment (network.py), a serial console logged to a file, the guest agent and an
-interactive console (hvc0) on unix sockets, and the run's staging folder
-shared read-only over 9p. QEMU daemonizes; its pid file is the state.
+the private segment (network.py), a serial console logged to a file, the
+guest agent and an interactive console (hvc0) on unix sockets, and the
+run's staging folder shared read-only over 9p. QEMU daemonizes; its pid file is the state.
 """
 
 import json

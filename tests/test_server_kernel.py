@@ -70,3 +70,11 @@ def test_server_kernel_does_not_preempt():
     client = vm.kernel_cmdline("client").split()
     assert "preempt=none" in server and "preempt=none" not in client
     assert "kunit.enable=1" in client
+
+
+def test_release_without_images_dir_reads_nothing(tmp_path, monkeypatch):
+    """bench passes "" for a state without images: that must not read a
+    server-release file from the current directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "server-release").write_text("stray\n")
+    assert images.server_release("") == "unknown"
