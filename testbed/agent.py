@@ -126,36 +126,23 @@ class GuestAgent(JsonChannel):
                                f"{reply['error'].get('desc')}")
         return reply.get("return")
 
-    def exec(self, argv, timeout, stdin=None):
-        """Run argv in the guest, bounded by `timeout` seconds (the guest's
-        coreutils timeout kills it; the host waits a little longer).
-        Returns (exit status, stdout bytes, stderr bytes); 124 = timed out."""
-        pid = self.spawn(argv, timeout, stdin)
-        return self.wait(pid, time.monotonic() + timeout + 15, argv)
-
     def spawn(self, argv, timeout, stdin=None):
-        """Start argv in the guest, bounded by `timeout` seconds there; its
-        pid, for wait() on this or a later connection (the agent keeps its
-        status and output until asked)."""
+        """Start argv in the guest, bounded by `timeout` seconds there (the
+        guest's coreutils timeout kills it); its pid, for status() on this
+        or a later connection (the agent keeps its status and output until
+        asked)."""
         wrapped = ["timeout", "-k", "5", str(int(timeout))] + list(argv)
         args = {"path": wrapped[0], "arg": wrapped[1:], "capture-output": True}
         if stdin is not None:
             args["input-data"] = base64.b64encode(stdin).decode()
         return self.command("guest-exec", **args)["pid"]
 
-    def wait(self, pid, deadline, argv=()):
-        """(exit status, stdout bytes, stderr bytes) of a spawned command,
-        once it has ended; a TestbedError past `deadline` (monotonic)."""
-        delay = 0.05
-        while True:
-            st = self.command("guest-exec-status", pid=pid)
-            if st.get("exited"):
-                break
-            if time.monotonic() > deadline:
-                raise TestbedError(f"guest command did not end in time: "
-                                   f"{' '.join(argv)[:200]}")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.2)   # a short case should not wait long
+    def status(self, pid):
+        """(exit status, stdout bytes, stderr bytes) of a spawned command
+        that has ended, or None while it runs; 124 = timed out."""
+        st = self.command("guest-exec-status", pid=pid)
+        if not st.get("exited"):
+            return None
         out = base64.b64decode(st.get("out-data", ""))
         err = base64.b64decode(st.get("err-data", ""))
         code = st.get("exitcode")

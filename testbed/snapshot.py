@@ -56,7 +56,8 @@ def snapshot_key(repo, kern, images_dir, accel):
              ("bzimage", f"{stat.st_size}:{stat.st_mtime_ns}"),
              ("images", str(images_dir)), ("accel", accel),
              ("qemu", _qemu_version()),
-             ("argv", json.dumps([vm.MEMORY_MIB, vm.KVM_CPU, vm.TCG_CPU])),
+             ("argv", json.dumps([vm.MEMORY_MIB, vm.KVM_CPU, vm.TCG_CPU,
+                                 vm.TCG_CLIENT_CPU])),
              ("cmdline", json.dumps([vm.kernel_cmdline(r) for r in vm.ROLES]))]
     return content_key(parts, tree_files(repo / "samba-server",
                                          "samba-server/"))

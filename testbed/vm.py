@@ -14,7 +14,9 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import network
@@ -34,6 +36,8 @@ GUEST_BIN = "/mnt/testbed/bin"
 CLIENT_BIN = "/run/testbed-bin"
 KVM_CPU = ["-cpu", "host", "-smp", "2"]
 TCG_CPU = ["-cpu", "max", "-smp", "1"]
+# the client runs cases side by side (suite.py): two vCPUs, two host threads
+TCG_CLIENT_CPU = ["-cpu", "max", "-smp", "2"]
 
 
 def probe_kvm(kernel, timeout=KVM_PROBE_SECONDS):
@@ -139,7 +143,8 @@ def qemu_argv(role, run, boot, accel, cmdline_extra="", incoming=None):
     kernel_args()); with `incoming`, one that loads a saved state
     (snapshot.py) instead of booting."""
     p = paths(run, role)
-    cpu = KVM_CPU if accel == "kvm" else TCG_CPU
+    cpu = KVM_CPU if accel == "kvm" else \
+        TCG_CLIENT_CPU if role == "client" else TCG_CPU
     return [
         "qemu-system-x86_64", "-name", f"testbed-{role}",
         "-machine", f"q35,accel={accel}", *cpu, "-m", str(MEMORY_MIB[role]),
@@ -222,26 +227,54 @@ def wait_agent(run, role, deadline):
                        f"(console: {p['console']})", log_tail(p["console"]))
 
 
+# QEMU serves one client per agent socket, and the suite runs some cases
+# side by side (suite.py): each request to a guest's agent is made under
+# that socket's lock, on a connection of its own, and a command is waited
+# for by asking for its status, never by holding the socket.
+_AGENT_LOCKS = {}
+_AGENT_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _agent(run, role):
+    path = str(paths(run, role)["qga"])
+    with _AGENT_LOCKS_GUARD:
+        lock = _AGENT_LOCKS.setdefault(path, threading.Lock())
+    with lock, GuestAgent(path, timeout=10) as ga:
+        yield ga
+
+
 def guest_exec(run, role, cmd, timeout=60, stdin=None):
     """Run a shell command line in a guest: (status, stdout, stderr) text."""
-    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
-        code, out, err = ga.exec(["/bin/sh", "-c", cmd], timeout, stdin)
-    return code, out.decode(errors="replace"), err.decode(errors="replace")
+    pid = guest_spawn(run, role, cmd, timeout, stdin)
+    return guest_wait(run, role, pid, time.monotonic() + timeout + 15, cmd)
 
 
-def guest_spawn(run, role, cmd, timeout):
+def guest_spawn(run, role, cmd, timeout, stdin=None):
     """Start a shell command line in a guest and return at once: its pid
     there, for guest_wait(); the guest's timeout(1) bounds it."""
-    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
-        return ga.spawn(["/bin/sh", "-c", cmd], timeout)
+    with _agent(run, role) as ga:
+        return ga.spawn(["/bin/sh", "-c", cmd], timeout, stdin)
 
 
-def guest_wait(run, role, pid, deadline):
+def guest_wait(run, role, pid, deadline, cmd=""):
     """(status, stdout, stderr) text of a command guest_spawn() started,
     once it has ended; a TestbedError past `deadline` (monotonic)."""
-    with GuestAgent(paths(run, role)["qga"], timeout=10) as ga:
-        code, out, err = ga.wait(pid, deadline)
-    return code, out.decode(errors="replace"), err.decode(errors="replace")
+    t0 = time.monotonic()
+    while True:
+        with _agent(run, role) as ga:
+            done = ga.status(pid)
+        if done is not None:
+            code, out, err = done
+            return code, out.decode(errors="replace"), \
+                err.decode(errors="replace")
+        if time.monotonic() > deadline:
+            raise TestbedError(f"guest command did not end in time: "
+                               f"{cmd[:200]}")
+        # each question costs the guest's agent (and its journal) CPU
+        # the cases need: asked at 5 % of the time the command has run,
+        # a command ends at most 5 % (and 0.5 s) later than it might
+        time.sleep(min(max(0.05, (time.monotonic() - t0) / 20), 0.5))
 
 
 def stop(run, role, timeout=30):
