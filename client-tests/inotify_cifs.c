@@ -34,8 +34,13 @@
 			 IN_MODIFY | IN_ATTRIB)
 
 /* Whether /proc/mounts lists the cifs mount on @mnt with @opt. */
-#define mounted_with(mnt, opt) \
-	tb_file_has_line("/proc/mounts", " " mnt " cifs ", opt)
+static int mounted_with(const char *mnt, const char *opt)
+{
+	char needle[160];
+
+	snprintf(needle, sizeof(needle), " %s cifs ", mnt);
+	return tb_file_has_line("/proc/mounts", needle, opt);
+}
 
 
 FIXTURE(inotify) {
@@ -47,8 +52,8 @@ FIXTURE(inotify) {
 
 FIXTURE_SETUP(inotify)
 {
-	ASSERT_EQ(1, mounted_with(TB_SHARE_MNT, "remoteinotify"))
-		TH_LOG(TB_SHARE_MNT " is not mounted with remoteinotify");
+	ASSERT_EQ(1, mounted_with(tb_share_mnt(), "remoteinotify"))
+		TH_LOG("%s is not mounted with remoteinotify", tb_share_mnt());
 	ASSERT_EQ(0, tb_server_dir(&self->d, "ino"));
 	self->in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	ASSERT_LE(0, self->in);

@@ -1,8 +1,9 @@
 """The mount variants (host-driven): what they mount, that each runs the
-core cases in one invocation per program, and that the usual mount is put
-back whatever happened. The guest is a fake that records commands."""
+core cases in one invocation per program on a mount point of its own, and
+that it is unmounted whatever happened, /mnt/share left alone. The guest
+is a fake that records commands."""
 
-from testbed import faults, mount_variants, session
+from testbed import cases, faults, mount_variants
 
 
 def _ktap(n):
@@ -24,6 +25,8 @@ class FakeGuest:
             if self.fail_mount_of and self.fail_mount_of in cmd:
                 return 32, "", "mount error(95): Operation not supported"
             return 0, "//server/share /mnt/share cifs rw 0 0\n", ""
+        if cmd.startswith("umount ") and "rmdir" in cmd:
+            return 0, "", ""
         if "Extra Channels" in cmd:
             return (0, "", "") if self.channels else (1, "", "")
         for program, cases in mount_variants.CORE.items():
@@ -36,33 +39,46 @@ class FakeGuest:
 
 def test_variants_cover_the_dialects_signing_and_sealing():
     opts = {name: o for name, (_, o) in mount_variants.VARIANTS.items()}
-    assert opts["vers2.1"] == "vers=2.1"
-    assert opts["vers3.0.2"] == "vers=3.0.2"
+    assert opts["vers2.1"] == "vers=2.1,nosharesock"
+    assert opts["vers3.0.2"] == "vers=3.0.2,nosharesock"
     assert "sign" in opts["sign"] and "seal" in opts["seal"]
     assert mount_variants.VARIANTS["seal"][0] == "share-sealed"
 
 
-def test_a_variant_runs_each_program_once_and_restores(monkeypatch):
+def _unmounted(cmd, name):
+    return cmd.startswith(f"umount /mnt/variant-{name} ")
+
+
+def test_a_variant_runs_each_program_once_on_its_own_mount(monkeypatch):
     guest = FakeGuest()
     monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
     ok, text, why, counts = mount_variants.run_variant("run", "vers3.0")
     assert ok and counts == (1, 0, 0), why
-    assert "vers=3.0,remoteinotify" in guest.cmds[0]
+    assert "//server/share /mnt/variant-vers3.0 -o " \
+        "vers=3.0,nosharesock,remoteinotify," in guest.cmds[0]
     runs = [c for c in guest.cmds if "TB_TEST_ID=mounts.vers3.0" in c]
     assert len(runs) == len(mount_variants.CORE)
+    assert all("TB_SHARE_MNT=/mnt/variant-vers3.0 " in c for c in runs)
     assert runs[0].count(" -r ") == len(mount_variants.CORE["dnotify_cifs"])
-    assert session.SHARE_OPTS in guest.cmds[-1]
-    assert "//server/share " in guest.cmds[-1]
+    assert _unmounted(guest.cmds[-1], "vers3.0")
+    assert not any("/mnt/share" in c for c in guest.cmds)
 
 
-def test_a_failed_mount_fails_the_case_and_still_restores(monkeypatch):
+def test_variants_but_multichannel_may_run_side_by_side():
+    assert all(cases.side_by_side(f"mounts.{name}")
+               for name in mount_variants.VARIANTS if name != "multichannel")
+    # its reconnect drops every connection of the client
+    assert not cases.side_by_side("mounts.multichannel")
+
+
+def test_a_failed_mount_fails_the_case_and_still_unmounts(monkeypatch):
     guest = FakeGuest(fail_mount_of="share-sealed")
     monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
     ok, text, why, counts = mount_variants.run_variant("run", "seal")
     assert not ok and counts == (0, 1, 0)
     assert "Operation not supported" in why
     assert not any("TB_TEST_ID" in c for c in guest.cmds)
-    assert session.SHARE_OPTS in guest.cmds[-1]
+    assert _unmounted(guest.cmds[-1], "seal")
 
 
 def test_a_failed_case_names_its_program(monkeypatch):
@@ -92,10 +108,11 @@ def test_multichannel_waits_for_the_second_channel(monkeypatch):
     assert "1 extra channel(s)" in text
 
 
-def test_multichannel_without_a_second_channel_fails_and_restores(monkeypatch):
+def test_multichannel_without_a_second_channel_fails_and_unmounts(
+        monkeypatch):
     guest = FakeGuest(channels=False)
     monkeypatch.setattr(mount_variants.vm, "guest_exec", guest)
     ok, text, why, counts = mount_variants.run_variant("run", "multichannel")
     assert not ok and "no session with 1 extra channel" in why
     assert not any("TB_TEST_ID" in c for c in guest.cmds)
-    assert session.SHARE_OPTS in guest.cmds[-1]
+    assert _unmounted(guest.cmds[-1], "multichannel")

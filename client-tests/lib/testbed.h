@@ -27,6 +27,18 @@
 #define TB_ENV_FILE	"/mnt/testbed/testbed.env"
 #define TB_SERVER_PORT	7070
 
+/*
+ * Where the share is mounted: /mnt/share, or TB_SHARE_MNT's value in the
+ * environment (the mount variants run the same cases on mounts of their
+ * own, side by side).
+ */
+static inline const char *tb_share_mnt(void)
+{
+	const char *mnt = getenv("TB_SHARE_MNT");
+
+	return mnt && *mnt ? mnt : TB_SHARE_MNT;
+}
+
 static inline double tb_now(void)
 {
 	struct timespec ts;
@@ -299,10 +311,12 @@ struct tb_dir {
 static inline int tb_server_dir(struct tb_dir *d, const char *prefix)
 {
 	tb_unique(d->name, sizeof(d->name), prefix);
-	snprintf(d->path, sizeof(d->path), TB_SHARE_MNT "/%s", d->name);
+	if (snprintf(d->path, sizeof(d->path), "%s/%s", tb_share_mnt(),
+		     d->name) >= (int)sizeof(d->path))
+		return -1;
 	if (tb_server(NULL, "mkdir %s", d->name))
 		return -1;
-	return tb_wait_listed(TB_SHARE_MNT, d->name, 10) ? 0 : -1;
+	return tb_wait_listed(tb_share_mnt(), d->name, 10) ? 0 : -1;
 }
 
 /* nftw() callback of tb_remove_tree(): children first, links not followed. */
