@@ -42,8 +42,10 @@ def cmd_test(args, root):
         return 0
     if args.repeat < 1:
         raise UsageError("--repeat wants a count of 1 or more")
+    if args.jobs < 1:
+        raise UsageError("--jobs wants a count of 1 or more")
     if not suite.run_suite(root, REPO, args.k, args.config, args.repeat,
-                           args.kernel):
+                           args.kernel, args.jobs):
         return 1
     return 0
 
@@ -149,6 +151,10 @@ def parser():
                    help="list the test ids and exit")
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run the chosen programs N times (flaky hunting)")
+    s.add_argument("--jobs", "-j", type=int, default=suite.JOBS, metavar="N",
+                   help="run up to N of the cases that may share the guests "
+                        f"side by side (default {suite.JOBS}; 1: one at a "
+                        "time, the order of --list)")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
                    help="when bringing the testbed up, also merge "
                         "kernel/config/extra-NAME.config")

@@ -11,6 +11,25 @@ CHECKS = ("kunit_boot", "kmemleak_client",
           "console_server_no_splat", "console_client_no_splat")
 
 
+# What may run side by side (`test --jobs`): cases that each watch a
+# directory made for them and change nothing another case watches or
+# counts; a mount of their own is theirs alone (multiuser's, tmpfs's, a
+# mount variant's). Not the cases that mount or unmount what others use
+# (optin's /mnt/share-local, the signing variants' /mnt/signed), watch the
+# share's root (a change anywhere signals it), count what the whole client
+# holds (DebugData's watches, Stats, the watch cap), drop the client's
+# connections (tb-serverd's disconnect: multichannel, remote_watch),
+# inject faults (faults, fail_function) or load the guest (load_cifs).
+# Patterns as for -k; a repeat's "#N" is ignored.
+SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
+                "dnotify_semantics.*", "dnotify_tmpfs.*", "inotify_cifs.*",
+                "mounts.*", "multiuser_cifs.*", "peers.*", "share_basics.*")
+NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
+                    "inotify_cifs.optin.*", "mounts.multichannel")
+# Of those, the longest (9 cases each) start first: a batch that ended
+# with them would run them with fewer beside them.
+SIDE_BY_SIDE_FIRST = ("mounts.*",)
+
 def parse_harness_list(text):
     """The case names ("fixture.test", "fixture.variant.test") in the table
     a kselftest_harness.h program prints with -l: per fixture, a column of
@@ -73,3 +92,21 @@ def all_ids(programs, checks=CHECKS):
         ids.extend(f"{program}.{c}" for c in cases)
     ids.extend(checks)
     return ids
+
+
+def side_by_side(test_id):
+    """Whether a case may run beside others (SIDE_BY_SIDE)."""
+    test_id = test_id.split("#", 1)[0]
+    return any(fnmatch.fnmatchcase(test_id, p) for p in SIDE_BY_SIDE) and \
+        not any(fnmatch.fnmatchcase(test_id, p) for p in NOT_SIDE_BY_SIDE)
+
+
+def run_rank(test_id):
+    """Where a case runs when cases run side by side: 0 the long ones
+    that may (SIDE_BY_SIDE_FIRST), 1 the others that may, 2 those that
+    run alone, after them all."""
+    if not side_by_side(test_id):
+        return 2
+    test_id = test_id.split("#", 1)[0]
+    return 0 if any(fnmatch.fnmatchcase(test_id, p)
+                    for p in SIDE_BY_SIDE_FIRST) else 1

@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import (cases, faults, junit, kernel, ktap,
-               mount_variants, server_helpers, session, smbtorture, vm)
+from . import (cases, faults, junit, kernel, ktap, mount_variants,
+               server_helpers, session, side_by_side, smbtorture, vm)
 from .checks import entries as check_entries
 from .capture import slices as capture_slices
 from .console import MARK_BEGIN, MARK_END, find_splats
@@ -19,6 +19,7 @@ from .errors import TestbedError, UsageError
 from .steps import Phase, capture, fmt_secs, run_logged, say
 
 CASE_SECONDS = 1800            # outer bound of one case (the harness has its own)
+JOBS = 4                       # cases side by side, at most (test --jobs)
 BIN = vm.GUEST_BIN
 CLIENT_BIN = vm.CLIENT_BIN
 
@@ -188,7 +189,8 @@ def _start_background(run, chosen, repeat):
 def _marked(run, test_id, body, markers=True):
     """Run body() between begin/end markers on the client's kernel log
     (written here, unless body writes them itself); fail it when either
-    console gains a splat meanwhile."""
+    console gains a splat meanwhile (with cases side by side, every case
+    that ran then fails: the markers on the console tell them apart)."""
     offsets = {}
     for role in vm.ROLES:
         console = vm.paths(run, role)["console"]
@@ -281,6 +283,27 @@ def _console_tail(run, lines=15):
     return text
 
 
+def _call(run, name, fn, dead, t0):
+    """(ok, text, why, counts) of one entry, said as it starts (with the
+    suite's time so far, from `t0`); an entry that raises fails alone,
+    unless a guest is gone: then `dead` (shared by the entries) says why,
+    and every entry after it fails at once but the console checks."""
+    say(f"--> {name} (at {fmt_secs(time.monotonic() - t0)})")
+    if dead and not name.startswith("console_"):
+        return False, "", dead[0], (0, 1, 0)
+    try:
+        return fn()
+    except (TestbedError, TimeoutError, OSError) as e:
+        why = f"{name}: {e}"
+        gone = _dead_guest(run)
+        if not gone:
+            return False, "", why, (0, 1, 0)
+        dead.append(gone)
+        return False, _console_tail(run), gone, (0, 1, 0)
+    except Exception as e:      # a bug in a case fails that case only
+        return False, "", f"{name}: internal error: {e!r}", (0, 1, 0)
+
+
 def choose_cases(programs, pattern):
     """choose(), with a whole program expanded into its cases."""
     chosen, checks = choose(programs, pattern)
@@ -298,8 +321,9 @@ def _refuse_bench_kernel(cache):
 
 
 def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
-              kernel_dir=None):
-    """Run everything; print KTAP; return True when all passed."""
+              kernel_dir=None, jobs=JOBS):
+    """Run everything, the cases cases.side_by_side() allows `jobs` at a
+    time; print KTAP; return True when all passed."""
     t0 = time.monotonic()
     built = None
     if (_ksft_dir(cache) / "kselftest_harness.h").is_file():
@@ -317,22 +341,17 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     entries = _entries(run, state, chosen, checks, repeat, background)
     out_lines = [report.header(len(entries))]
     print(out_lines[0], flush=True)
-    dead = None
-    for number, (name, fn) in enumerate(entries, 1):
-        say(f"--> {name}")
-        if dead and not name.startswith("console_"):
-            ok, text, why, counts = False, "", dead, (0, 1, 0)
-        else:
-            try:
-                ok, text, why, counts = fn()
-            except (TestbedError, TimeoutError, OSError) as e:
-                ok, why, counts = False, f"{name}: {e}", (0, 1, 0)
-                dead = _dead_guest(run)
-                text = _console_tail(run) if dead else ""
-                why = dead or why
-            except Exception as e:      # a bug in a case fails that case only
-                ok, text, counts = False, "", (0, 1, 0)
-                why = f"{name}: internal error: {e!r}"
+    dead = []                   # why the testbed cannot go on, once known
+    if jobs > 1:
+        # those that may run side by side first, all together (one wait
+        # for the slowest of them, not one at each case that must run
+        # alone), the longest of them first
+        entries.sort(key=lambda entry: cases.run_rank(entry[0]))
+    together = [(name, fn, jobs > 1 and cases.side_by_side(name))
+                for name, fn in entries]
+    results = side_by_side.in_order(
+        together, jobs, lambda name, fn: _call(run, name, fn, dead, t0))
+    for number, (name, (ok, text, why, counts)) in enumerate(results, 1):
         if not ok and why:
             text += f"# FAIL: {why}\n"
         report.add(counts)
@@ -351,6 +370,6 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
     say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
         f"capture: {run / 'client.pcap'}{_slice_capture(run)}")
     if dead:
-        say(f"{dead}: stopping the testbed")
+        say(f"{dead[0]}: stopping the testbed")
         session.down(cache)
     return report.counts()[1] == 0 and report.counts()[0] > 0

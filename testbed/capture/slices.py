@@ -4,7 +4,10 @@ The client sends 'TBMARK begin <id>' and 'TBMARK end <id>' around each
 test, on the capture's own clock, so a test's SMB2 traffic is the frames
 between them (both included). A repeated test (--repeat) gets '#2', '#3'
 after its id; a test whose end marker never came (it crashed, the guest
-died) runs to the next begin, or to the end of the capture.
+died) runs to the next begin, or to the end of the capture. Tests the
+suite ran side by side (test --jobs) have slices that overlap: each holds
+the frames of the tests beside it too, and a frame counts for the latest
+begun of them (`test --jobs 1` gives one test per frame).
 
 write_slices() cuts one small pcap per test (editcap), for wireshark.
 """
@@ -44,23 +47,34 @@ def occurrence_id(base_id, n):
     return base_id if n == 1 else f"{base_id}#{n}"
 
 
+def _end_of(ordered, i):
+    """The end marker closing the begin at ordered[i], or None when the
+    same test begins again, or the capture ends, first."""
+    for later in ordered[i + 1:]:
+        if later.test_id == ordered[i].test_id:
+            return later if later.kind == "end" else None
+    return None
+
+
 def build_slices(markers):
-    """The test slices of a capture from its markers (in frame order).
-    An end marker for another test than the open one is ignored; a begin
-    while a test is open closes that one just before it."""
-    slices, seen, current = [], Counter(), None
-    for m in sorted(markers, key=lambda m: m.frame):
-        if m.kind == "begin":
-            if current is not None:
-                current.last_frame = m.frame - 1
-            seen[m.test_id] += 1
-            current = TestSlice(occurrence_id(m.test_id, seen[m.test_id]),
-                                m.test_id, m.frame, None, False)
-            slices.append(current)
-        elif m.kind == "end" and current is not None \
-                and m.test_id == current.base_id:
-            current.last_frame, current.complete = m.frame, True
-            current = None
+    """The test slices of a capture from its markers: each begin to the
+    end marker of the same test; without one, to just before the next
+    begin of any test (or to the end of the capture)."""
+    ordered = sorted(markers, key=lambda m: m.frame)
+    slices, seen = [], Counter()
+    for i, m in enumerate(ordered):
+        if m.kind != "begin":
+            continue
+        seen[m.test_id] += 1
+        end = _end_of(ordered, i)
+        if end is None:
+            after = next((n for n in ordered[i + 1:] if n.kind == "begin"),
+                         None)
+            last = after.frame - 1 if after else None
+        else:
+            last = end.frame
+        slices.append(TestSlice(occurrence_id(m.test_id, seen[m.test_id]),
+                                m.test_id, m.frame, last, end is not None))
     return slices
 
 
@@ -91,12 +105,22 @@ class SliceIndex:
     def __init__(self, slices):
         self.slices = sorted(slices, key=lambda s: s.first_frame)
         self.starts = [s.first_frame for s in self.slices]
+        # the last frame any slice up to each one reaches: where a search
+        # back through overlapping slices can stop
+        self.reach, reach = [], -1
+        for s in self.slices:
+            reach = LAST_FRAME if s.last_frame is None else \
+                max(reach, s.last_frame)
+            self.reach.append(reach)
 
     def find(self, frame):
-        """The slice holding frame, or None."""
+        """The slice holding frame, the latest begun of those that do
+        (tests run side by side), or None."""
         i = bisect.bisect_right(self.starts, frame) - 1
-        if i >= 0 and self.slices[i].holds(frame):
-            return self.slices[i]
+        while i >= 0 and self.reach[i] >= frame:
+            if self.slices[i].holds(frame):
+                return self.slices[i]
+            i -= 1
         return None
 
 

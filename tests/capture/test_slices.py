@@ -39,6 +39,19 @@ def test_an_end_for_another_test_is_ignored():
     assert [(s.test_id, s.last_frame) for s in slices] == [("a", 4)]
 
 
+def test_tests_side_by_side_overlap_and_a_frame_counts_for_the_latest():
+    slices = build_slices([mark(1, "begin", "a"), mark(3, "begin", "b"),
+                           mark(6, "end", "a"), mark(8, "begin", "c"),
+                           mark(9, "end", "b"), mark(12, "end", "c")])
+    assert [(s.test_id, s.first_frame, s.last_frame, s.complete)
+            for s in slices] == [("a", 1, 6, True), ("b", 3, 9, True),
+                                 ("c", 8, 12, True)]
+    index = SliceIndex(slices)
+    assert [index.find(f).test_id for f in (2, 4, 7, 8, 10)] == \
+        ["a", "b", "b", "c", "c"]
+    assert index.find(13) is None
+
+
 def test_k_takes_patterns_and_substrings():
     create, fault = "dnotify_cifs.watched.create", "faults.smbd_restarted"
     slices = build_slices([mark(1, "begin", create), mark(2, "end", create),
