@@ -4,7 +4,10 @@
  * which the host drives (a server restart, the link taken down, a kill).
  * Sets DN_CREATE|DN_DELETE|DN_MULTISHOT on DIR with a real-time signal and
  * appends one line per signal to LOG ("sig fd=N"); "ready" once F_NOTIFY
- * has returned. Runs until killed, or for at most SECONDS.
+ * has returned. The watcher is a child in a session of its own, which runs
+ * until killed, or for at most SECONDS; tb-watch itself returns once the
+ * watch is set (0) or could not be (1), within READY_SECONDS: one command
+ * of the host starts a watch and knows it armed.
  *
  *   tb-watch DIR LOG SECONDS
  */
@@ -19,15 +22,36 @@
 
 #include "lib/mark.h"
 
+#define READY_SECONDS	60
+
 static void say(FILE *log, const char *fmt, int val)
 {
 	fprintf(log, fmt, val);
 	fflush(log);
 }
 
+/*
+ * Return in the parent once the child (the watcher, in a new session) has
+ * written its verdict on @ready: the watch's fd must belong to the process
+ * that waits for its signals, so the child sets it.
+ */
+static int wait_ready(int ready[2], pid_t child)
+{
+	char verdict = 0;
+
+	close(ready[1]);
+	alarm(READY_SECONDS);
+	if (read(ready[0], &verdict, 1) != 1 || verdict != 'r') {
+		kill(child, SIGKILL);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int sig = SIGRTMIN + 2, fd;
+	int sig = SIGRTMIN + 2, fd, ready[2];
+	pid_t child;
 	struct timespec ts = { 0, 0 };
 	struct sockaddr_in sa;
 	time_t end;
@@ -44,6 +68,19 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 1;
 	}
+	if (pipe(ready)) {
+		perror("pipe");
+		return 1;
+	}
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (child)
+		return wait_ready(ready, child);
+	close(ready[0]);
+	setsid();
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -55,6 +92,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	say(log, "ready fd=%d\n", fd);
+	if (write(ready[1], "r", 1) != 1)
+		return 1;
+	close(ready[1]);
 	end = time(NULL) + atoi(argv[3]);
 	while (time(NULL) < end) {
 		ts.tv_sec = 1;

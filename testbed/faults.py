@@ -21,6 +21,22 @@ KILLED_EXIT_SECONDS = 5        # a SIGKILLed watcher is gone within this
 UMOUNT_SECONDS = 30            # umount -f of a hard mount, server stopped
 MOUNT_OPTS = "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred"
 
+# SIGKILL the watcher and wait until it has exited (at most a bound in
+# centiseconds, timed by /proc/uptime), printing how long that took.
+# Exited: no tb-watch in /proc but a zombie, whose files (the watch) went
+# before it became one; when init reaps it is not the kernel's exit path.
+# Shell builtins but pkill and sleep: each program run costs the guest
+# some 0.1 s.
+_KILL_AND_WAIT = (
+    "alive() { for s in /proc/[0-9]*/stat; do read -r l < $s || continue; "
+    "case $l in *'(tb-watch) Z'*) ;; *'(tb-watch) '*) return 0;; esac; "
+    "done 2>/dev/null; return 1; }; "
+    "pkill -KILL -x tb-watch; read t0 x < /proc/uptime; bound=%d; "
+    "while alive; do read t x < /proc/uptime; "
+    "[ $(( ${t%%.*}${t#*.} - ${t0%%.*}${t0#*.} )) -gt $bound ] && exit 1; "
+    "sleep 0.1; done; read t x < /proc/uptime; "
+    "echo $(( ${t%%.*}${t#*.} - ${t0%%.*}${t0#*.} ))")
+
 
 def _sh(run, role, cmd, timeout=60):
     """(exit status, output) of a command in a guest; errors are failures."""
@@ -56,19 +72,22 @@ class Watch:
         self.path = f"{FAULT_MNT}/{self.dir}"
 
     def start(self):
+        """Mount (unless mounted), make the directory, start the watcher:
+        one command in the guest (each costs some 0.6 s under TCG)."""
         _must(self.run, "client", f"mkdir -p {FAULT_MNT}; mountpoint -q "
               f"{FAULT_MNT} || mount -t cifs //server/share {FAULT_MNT} -o "
-              f"{self.opts}")
-        _must(self.run, "client", f"mkdir {self.path}")
-        self.spawn()
+              f"{self.opts}; mkdir {self.path} && {self._spawn_cmd()}", 120)
+
+    def _spawn_cmd(self):
+        # tb-watch returns once its F_NOTIFY is set, the watcher going on
+        return (f": > {WATCH_LOG}; TB_TEST_ID=faults.{self.name} "
+                f"{vm.CLIENT_BIN}/tb-watch {self.path} {WATCH_LOG} 600 "
+                "</dev/null >/dev/null 2>&1 || { cat " + WATCH_LOG +
+                "; exit 1; }")
 
     def spawn(self):
-        """Start tb-watch on the directory; wait until its F_NOTIFY is set."""
-        _must(self.run, "client", f": > {WATCH_LOG}; "
-              f"TB_TEST_ID=faults.{self.name} setsid {vm.CLIENT_BIN}/tb-watch "
-              f"{self.path} {WATCH_LOG} 600 "
-              "</dev/null >/dev/null 2>&1 &")
-        _poll("the watcher's F_NOTIFY", lambda: "ready" in self.log(), 60)
+        """Start tb-watch on the directory; return once its F_NOTIFY is set."""
+        _must(self.run, "client", self._spawn_cmd(), 90)
 
     def log(self):
         return _sh(self.run, "client", f"cat {WATCH_LOG}", 20)[1]
@@ -76,11 +95,15 @@ class Watch:
     def signals(self):
         return self.log().count("sig fd=")
 
-    def alive(self):
-        return _sh(self.run, "client", "pgrep -x tb-watch", 20)[0] == 0
-
-    def kill(self, sig="KILL"):
-        _sh(self.run, "client", f"pkill -{sig} -x tb-watch", 20)
+    def kill(self, seconds=30):
+        """SIGKILL the watcher and wait in the guest until it is gone; the
+        seconds that took there, or a TestbedError past `seconds`."""
+        code, out = _sh(self.run, "client", _KILL_AND_WAIT % (seconds * 100),
+                        seconds + 30)
+        if code != 0:
+            raise TestbedError(f"the SIGKILLed watcher still runs after "
+                               f"{seconds}s")
+        return int(out.split()[-1]) / 100
 
     def watch_line(self):
         """This watch's line in the client's /proc/fs/cifs/DebugData."""
@@ -123,9 +146,9 @@ class Watch:
                            f"within {seconds}s")
 
     def cleanup(self):
-        self.kill()
-        _sh(self.run, "client", f"rm -rf {self.path}; umount {FAULT_MNT} || "
-            f"umount -l {FAULT_MNT}", 60)
+        _sh(self.run, "client", f"pkill -KILL -x tb-watch; "
+            f"rm -rf {self.path}; umount {FAULT_MNT} || umount -l {FAULT_MNT}",
+            90)
 
 
 def _qmp_link(run, role, up):
@@ -178,7 +201,6 @@ def umount_with_watch(run, w):
     code, out = _sh(run, "client", f"umount -f {FAULT_MNT}", 60)
     notes.append(f"umount -f: exit {code} in {time.monotonic() - t0:.1f}s")
     w.kill()
-    _poll("the watcher's exit", lambda: not w.alive(), 30)
     _must(run, "client", f"umount {FAULT_MNT}", 60)
     notes.append("watcher killed, umount done")
     return notes
@@ -192,13 +214,8 @@ def hard_mount_watcher_sigkilled(run, w):
     notes = ["smbd stopped"]
     try:
         time.sleep(2)
-        t0 = time.monotonic()
-        w.kill()
-        secs = _poll(f"the SIGKILLed watcher's exit within "
-                     f"{KILLED_EXIT_SECONDS}s", lambda: not w.alive(),
-                     KILLED_EXIT_SECONDS)
-        notes.append(f"watcher SIGKILLed, gone in {time.monotonic() - t0:.1f}s "
-                     f"(polled {secs:.1f}s)")
+        secs = w.kill(KILLED_EXIT_SECONDS)
+        notes.append(f"watcher SIGKILLed, gone in {secs:.2f}s")
     finally:
         _start_smbd(run)
     notes.append("smbd started again")
@@ -216,12 +233,8 @@ def umount_force_server_stopped(run, w):
         t0 = time.monotonic()
         code, out = _sh(run, "client", f"umount -f {FAULT_MNT}", 60)
         notes.append(f"umount -f: exit {code} in {time.monotonic() - t0:.1f}s")
-        t0 = time.monotonic()
-        w.kill()
-        _poll("the watcher's exit", lambda: not w.alive(),
-              KILLED_EXIT_SECONDS)
-        notes.append(f"watcher SIGKILLed, gone in "
-                     f"{time.monotonic() - t0:.1f}s")
+        secs = w.kill(KILLED_EXIT_SECONDS)
+        notes.append(f"watcher SIGKILLed, gone in {secs:.2f}s")
         # /proc/mounts, not mountpoint(1): a stat of a hard mount's root
         # waits for the server to come back, as a hard mount must
         t0 = time.monotonic()
@@ -242,9 +255,9 @@ def umount_force_server_stopped(run, w):
 
 
 def watcher_sigkilled(run, w):
-    w.kill()
-    _poll("the watcher's exit", lambda: not w.alive(), 30)
-    return ["watcher killed with SIGKILL while its request was pending"]
+    secs = w.kill()
+    return [f"watcher killed with SIGKILL while its request was pending, "
+            f"gone in {secs:.2f}s"]
 
 
 HARD_OPTS = MOUNT_OPTS + ",hard"
