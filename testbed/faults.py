@@ -282,8 +282,11 @@ def run_fault(run, name):
     w = Watch(run, name, opts)
     lines = []
     try:
+        t0 = time.monotonic()
         w.start()
-        lines.append(f"watching {w.path}; server handles: {w.server_opens()}")
+        lines.append(f"watching {w.path} (mounted and armed in "
+                     f"{time.monotonic() - t0:.1f}s); server handles: "
+                     f"{w.server_opens()}")
         lines += fault(run, w)
         if survives:
             secs = w.settle()
@@ -307,7 +310,9 @@ def run_fault(run, name):
         ok, why = False, str(e)
     finally:
         try:
+            t0 = time.monotonic()
             w.cleanup()
+            lines.append(f"cleaned up in {time.monotonic() - t0:.1f}s")
         except (TestbedError, TimeoutError, OSError) as e:
             lines.append(f"cleanup: {e}")
     text = "".join(f"# {line}\n" for line in lines)
