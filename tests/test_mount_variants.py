@@ -29,11 +29,11 @@ class FakeGuest:
             return 0, "", ""
         if "Extra Channels" in cmd:
             return (0, "", "") if self.channels else (1, "", "")
-        for program, cases in mount_variants.CORE.items():
+        for program, picked in mount_variants.CORE.items():
             if f"/{program} " in cmd:
                 if program == self.fail_program:
                     return 1, "TAP version 13\n1..1\nnot ok 1 x\n", ""
-                return 0, _ktap(len(cases)), ""
+                return 0, _ktap(len(picked)), ""
         raise AssertionError(f"unexpected command {cmd}")
 
 
