@@ -32,6 +32,7 @@ NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
 # with them would run them with fewer beside them.
 SIDE_BY_SIDE_FIRST = ("mounts.*",)
 
+
 def parse_harness_list(text):
     """The case names ("fixture.test", "fixture.variant.test") in the table
     a kselftest_harness.h program prints with -l: per fixture, a column of
