@@ -97,11 +97,16 @@ def all_ids(programs, checks=CHECKS):
     return ids
 
 
+def _listed(test_id, patterns):
+    """Whether a case (a repeat's "#N" ignored) matches one of patterns."""
+    test_id = test_id.split("#", 1)[0]
+    return any(fnmatch.fnmatchcase(test_id, p) for p in patterns)
+
+
 def side_by_side(test_id):
     """Whether a case may run beside others (SIDE_BY_SIDE)."""
-    test_id = test_id.split("#", 1)[0]
-    return any(fnmatch.fnmatchcase(test_id, p) for p in SIDE_BY_SIDE) and \
-        not any(fnmatch.fnmatchcase(test_id, p) for p in NOT_SIDE_BY_SIDE)
+    return _listed(test_id, SIDE_BY_SIDE) and \
+        not _listed(test_id, NOT_SIDE_BY_SIDE)
 
 
 def run_rank(test_id):
@@ -110,6 +115,4 @@ def run_rank(test_id):
     run alone, after them all."""
     if not side_by_side(test_id):
         return 2
-    test_id = test_id.split("#", 1)[0]
-    return 0 if any(fnmatch.fnmatchcase(test_id, p)
-                    for p in SIDE_BY_SIDE_FIRST) else 1
+    return 0 if _listed(test_id, SIDE_BY_SIDE_FIRST) else 1

@@ -57,8 +57,7 @@ def in_order(entries, width, call):
     jobs = deque()          # started, not yet yielded, in entry order
     running = 0
     for name, fn, together in entries:
-        limit = width if together else 1
-        while running >= limit or (running and not together):
+        while running >= (width if together else 1):
             finished.get()
             running -= 1
             yield from _ended_in_order(jobs)

@@ -354,8 +354,7 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
         # for the slowest of them, not one at each case that must run
         # alone), the longest of them first
         entries.sort(key=lambda entry: cases.run_rank(entry[0]))
-    together = [(name, fn, jobs > 1 and cases.side_by_side(name))
-                for name, fn in entries]
+    together = [(name, fn, cases.side_by_side(name)) for name, fn in entries]
     results = side_by_side.in_order(
         together, jobs, lambda name, fn: _call(run, name, fn, dead, t0))
     for number, (name, (ok, text, why, counts)) in enumerate(results, 1):
