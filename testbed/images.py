@@ -5,7 +5,9 @@ The server's image carries Debian's own kernel (packages-server.txt): its
 vmlinuz and initrd are copied out beside the images, for QEMU's -kernel
 and -initrd (the server is a peer, not the kernel under test: it runs a
 distribution kernel without the debug checkers, three times faster under
-TCG than the testbed's own).
+TCG than the testbed's own). Files under images/before-packages/<role>/
+go in before that role's packages (the server's initramfs-tools settings:
+its initrd holds only what mounts its root); images/rootfs/ after them.
 
 An image is built in a temporary directory and renamed into place only when
 complete, so a failed or interrupted build (a full disk, Ctrl-C) leaves no
@@ -27,6 +29,10 @@ from .steps import Phase, run_logged, say
 SUITE = "bookworm"
 ROLES = ("server", "client")
 ENV_MIRROR = "TESTBED_DEBIAN_MIRROR"
+# dpkg's fsync of every file it unpacks protects a system from a power
+# cut; a half-built image is thrown away instead, so the build skips it
+# (the file is removed before the image is made)
+UNSAFE_IO = Path("etc/dpkg/dpkg.cfg.d/testbed-build-unsafe-io")
 
 
 def read_list(path):
@@ -182,6 +188,8 @@ def _debootstrap(cache, repo, root, mirror, log):
     base = read_list(repo / "images/packages-base.txt")
     dl = cache / "downloads" / "debootstrap"
     dl.mkdir(parents=True, exist_ok=True)
+    (root / UNSAFE_IO).parent.mkdir(parents=True)
+    (root / UNSAFE_IO).write_text("force-unsafe-io\n")
     run_logged(["debootstrap", "--variant=minbase", f"--cache-dir={dl}",
                 "--include=" + ",".join(base), SUITE, root, mirror],
                log, "debootstrap")
@@ -196,6 +204,10 @@ def _make_role(cache, repo, base, root, role, log):
                       "exit 101\n")
     policy.chmod(0o755)
     shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
+    before = repo / "images" / "before-packages" / role
+    if before.is_dir():
+        run_logged(["cp", "-a", "--no-preserve=ownership", f"{before}/.",
+                    root], log, f"copying images/before-packages/{role}")
     archives = cache / "downloads" / "apt-archives"
     archives.mkdir(parents=True, exist_ok=True)
     with _Mounts(root, archives):
@@ -210,6 +222,7 @@ def _make_role(cache, repo, base, root, role, log):
             f"customizing the {role} image")
     (root / "tmp/customize.sh").unlink()
     policy.unlink()
+    (root / UNSAFE_IO).unlink()
     (root / "etc/resolv.conf").write_text("")
 
 
