@@ -218,13 +218,20 @@ def merge_config(tree, build, frags, log):
 
 def make_command(cache, tree, build, jobs=None):
     """(argv, env) of `make bzImage` in the tree's build directory, through
-    ccache when the host has it."""
+    ccache when the host has it.
+
+    ccache in its depend mode: it keys an object on the headers gcc's own
+    dependency file lists (Kbuild asks for one) instead of running the
+    preprocessor once more for a key, which made every miss, so all of a
+    cold build, 31 % slower (fs/smb/client: 45 s without ccache, 59 s
+    with it, 41 s in depend mode, 6 s when hit)."""
     env = {"ARCH": "x86_64", "KBUILD_BUILD_USER": "testbed",
            "KBUILD_BUILD_HOST": "testbed"}
     cc = "gcc"
     if shutil.which("ccache"):
         cc = "ccache gcc"
         env["CCACHE_DIR"] = str(cache / "ccache")
+        env["CCACHE_DEPEND"] = "1"
     jobs = jobs or os.cpu_count() or 1
     return ["make", "-C", str(tree), f"O={build}", f"-j{jobs}", f"CC={cc}",
             "bzImage"], env

@@ -87,3 +87,16 @@ def test_disk_full_in_log_is_a_clear_error(tmp_path):
         images._disk_full_check(log)
     log.write_text("all fine\n")
     images._disk_full_check(log)
+
+
+def test_make_command_uses_ccache_in_depend_mode(monkeypatch, tmp_path):
+    monkeypatch.setattr(kernel.shutil, "which",
+                        lambda name: "/usr/bin/ccache")
+    argv, env = kernel.make_command(tmp_path, tmp_path / "t", tmp_path / "b",
+                                    jobs=2)
+    assert "CC=ccache gcc" in argv and "-j2" in argv
+    assert env["CCACHE_DEPEND"] == "1"
+    assert env["CCACHE_DIR"] == str(tmp_path / "ccache")
+    monkeypatch.setattr(kernel.shutil, "which", lambda name: None)
+    argv, env = kernel.make_command(tmp_path, tmp_path / "t", tmp_path / "b")
+    assert "CC=gcc" in argv and "CCACHE_DEPEND" not in env
