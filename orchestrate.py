@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""orchestrate.py: the two-VM testbed for remote directory change
-notification on Linux CIFS mounts. A thin command-line front; the work is
-done by the modules of the testbed/ package, one per concern.
+"""orchestrate.py: the two-VM testbed for remote change notification on
+Linux CIFS mounts. A thin command-line front: one cmd_* per subcommand,
+the work done by the testbed/ package (its docstring says which part
+holds what).
 
 Exit status: 0 ok, 1 failure, 2 usage (bad arguments, missing host setup),
 130 interrupted.
 """
 
 import argparse
+import re
 import signal
 import sys
 from pathlib import Path
@@ -15,48 +17,62 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
-from testbed import (bench, cache, kernel, series_check,  # noqa: E402
-                     session, shell, steps, suite, vm)
+from testbed.bench import run as bench_run  # noqa: E402
 from testbed.capture import command as capture_command  # noqa: E402
-from testbed.errors import TestbedError, UsageError  # noqa: E402
+from testbed.common import cache, progress  # noqa: E402
+from testbed.common.errors import TestbedError, UsageError  # noqa: E402
+from testbed.kernel import build as kernel_build  # noqa: E402
+from testbed.kernel import per_patch  # noqa: E402
+from testbed.machine import console_attach, lifecycle, vm  # noqa: E402
+from testbed.suite import run as suite_run  # noqa: E402
+
+
+def version():
+    """The series under test, from its cover letter's subject."""
+    try:
+        head = (REPO / "kernel" / "0000-cover-letter.patch").read_text()
+        found = re.search(r"^Subject: \[PATCH (v\d+) ", head, re.M)
+    except OSError:
+        found = None
+    return f"orchestrate.py (series {found.group(1) if found else 'v1'})"
 
 
 def cmd_up(args, root):
     if args.bench and args.kernel:
         raise UsageError("--bench builds its own kernel; drop --kernel")
-    session.up(root, REPO, args.config, args.kernel, bench=args.bench,
-               fresh=args.fresh)
+    lifecycle.up(root, REPO, args.config, args.kernel, bench=args.bench,
+                 fresh=args.fresh)
 
 
 def cmd_down(args, root):
-    session.down(root, forget=args.forget)
+    lifecycle.down(root, forget=args.forget)
 
 
 def cmd_status(args, root):
-    session.status(root)
+    lifecycle.status(root)
 
 
 def cmd_test(args, root):
     if args.list:
-        suite.list_tests(root, REPO)
+        suite_run.list_tests(root, REPO)
         return 0
     if args.repeat < 1:
         raise UsageError("--repeat wants a count of 1 or more")
     if args.jobs < 1:
         raise UsageError("--jobs wants a count of 1 or more")
-    if not suite.run_suite(root, REPO, args.k, args.config, args.repeat,
-                           args.kernel, args.jobs):
+    if not suite_run.run_suite(root, REPO, args.k, args.config, args.repeat,
+                               args.kernel, args.jobs):
         return 1
     return 0
 
 
 def cmd_bench(args, root):
-    bench.run_bench(root, REPO, args.measure, args.quick, args.repeat,
-                    args.changes, args.spacing)
+    bench_run.run_bench(root, REPO, args.measure, args.quick, args.repeat,
+                        args.changes, args.spacing)
 
 
 def _current_run(root):
-    state, pids = session.running(root)
+    state, pids = lifecycle.running(root)
     if not state:
         raise UsageError("testbed is not up: run 'orchestrate.py up'")
     return Path(state["run"]), pids
@@ -66,7 +82,7 @@ def cmd_shell(args, root):
     run, pids = _current_run(root)
     if not pids.get(args.role):
         raise TestbedError(f"the {args.role} guest is not running")
-    shell.attach(vm.paths(run, args.role)["shell"])
+    console_attach.attach(vm.paths(run, args.role)["shell"])
 
 
 def cmd_exec(args, root):
@@ -92,57 +108,80 @@ def cmd_pcap(args, root):
                                         args.raw)
 
 
-def cmd_kernel(args, root):
-    if args.action == "path":
-        print(kernel.tree_dir(root, kernel.source_version()))
-    elif args.action == "build":
-        out = kernel.build_kernel(root, REPO, args.config)
-        print(out / "bzImage")
-    elif args.action == "export":
-        kernel.export_series(root, REPO)
-    elif args.action == "reset":
-        kernel.reset_tree(root, REPO)
-    elif args.action == "check":
-        return 0 if series_check.check_series(root, REPO) else 1
+def cmd_kernel_path(args, root):
+    print(kernel_build.tree_dir(root, kernel_build.source_version()))
+
+
+def cmd_kernel_build(args, root):
+    out = kernel_build.build_kernel(root, REPO, args.config)
+    print(out / "bzImage")
+
+
+def cmd_kernel_export(args, root):
+    kernel_build.export_series(root, REPO)
+
+
+def cmd_kernel_reset(args, root):
+    kernel_build.reset_tree(root, REPO)
+
+
+def cmd_kernel_check(args, root):
+    return 0 if per_patch.check_series(root, REPO) else 1
 
 
 KERNEL_HELP = ("boot the kernel in DIR (bzImage and config, e.g. "
                "<cache>/kernels/<key>) instead of building kernel/: to see "
                "the tests fail on a kernel without the series")
+CONFIG_HELP = "also merge kernel/config/extra-NAME.config (repeatable)"
 
 
-def parser():
-    p = argparse.ArgumentParser(
-        prog="orchestrate.py",
-        description="Two QEMU guests (Samba server, CIFS client with the "
-                    "kernel built from kernel/) on a captured private network.")
-    p.add_argument("-v", "--verbose", action="store_true",
+class DefaultsShown(argparse.HelpFormatter):
+    """Help that shows an option's default where it has one worth saying
+    (argparse's own formatter also says 'default: None')."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default not in (None, False, [], argparse.SUPPRESS) \
+                and "%(default)" not in text and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _command(sub, name, fn, help_text):
+    """A subcommand that takes -v too (b4's style: options after it)."""
+    s = sub.add_parser(name, help=help_text, description=help_text,
+                       formatter_class=DefaultsShown)
+    s.add_argument("-v", "--verbose", action="store_true",
+                   default=argparse.SUPPRESS,
                    help="show every command run")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help=f"cache directory (default ${cache.ENV_CACHE}, else "
-                        f"$XDG_CACHE_HOME/{cache.APP})")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
-    sub.required = True
-    s = sub.add_parser("up", help="build what is missing and boot both guests")
+    s.set_defaults(fn=fn)
+    return s
+
+
+def _add_up(sub):
+    s = _command(sub, "up", cmd_up,
+                 "build what is missing and bring both guests up (resumed "
+                 "from their saved state when it matches)")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
-                   help="also merge kernel/config/extra-NAME.config")
+                   help=CONFIG_HELP)
     s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
     s.add_argument("--bench", action="store_true",
                    help="boot the kernel built without the debug checkers "
                         "(for 'bench')")
     s.add_argument("--fresh", action="store_true",
                    help="boot both guests even when a saved state of them "
-                        "(snapshot) could be resumed, and save a new one")
-    s.set_defaults(fn=cmd_up)
-    s = sub.add_parser("down", help="stop both guests")
+                        "could be resumed, and save a new one")
+    s = _command(sub, "down", cmd_down, "stop both guests")
     s.add_argument("--forget", action="store_true",
-                   help="also remove the saved guests (snapshots): the next "
-                        "'up' boots")
-    s.set_defaults(fn=cmd_down)
-    sub.add_parser("status", help="what runs, with which kernel and "
-                   "accelerator").set_defaults(fn=cmd_status)
-    s = sub.add_parser("test", help="run client-tests/ in the client guest "
-                       "(brings the testbed up if needed)")
+                   help="also remove the saved guests: the next 'up' boots")
+    _command(sub, "status", cmd_status,
+             "what runs, with which kernel and accelerator")
+
+
+def _add_test(sub):
+    s = _command(sub, "test", cmd_test,
+                 "run client-tests/ in the client guest (brings the "
+                 "testbed up if needed); KTAP and 'N passed, N failed'")
     s.add_argument("-k", metavar="PATTERN",
                    help="only the programs or cases whose id matches (shell "
                         "pattern or substring, several separated by commas; "
@@ -151,43 +190,53 @@ def parser():
                    help="list the test ids and exit")
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run the chosen programs N times (flaky hunting)")
-    s.add_argument("--jobs", "-j", type=int, default=suite.JOBS, metavar="N",
+    s.add_argument("--jobs", "-j", type=int, default=suite_run.JOBS,
+                   metavar="N",
                    help="run up to N of the cases that may share the guests "
-                        f"side by side (default {suite.JOBS}; 1: one at a "
-                        "time, the order of --list)")
+                        "side by side (1: one at a time, the order of "
+                        "--list)")
     s.add_argument("--config", action="append", default=[], metavar="NAME",
-                   help="when bringing the testbed up, also merge "
-                        "kernel/config/extra-NAME.config")
+                   help="when bringing the testbed up: " + CONFIG_HELP)
     s.add_argument("--kernel", metavar="DIR", help=KERNEL_HELP)
-    s.set_defaults(fn=cmd_test)
-    s = sub.add_parser("bench", help="measure latency, scale and cost of "
-                       "remote notification against the alternatives (on a "
-                       "testbed brought up with 'up --bench')")
+
+
+def _add_bench(sub):
+    s = _command(sub, "bench", cmd_bench,
+                 "measure latency, scale and cost of remote notification "
+                 "against the alternatives (on a testbed brought up with "
+                 "'up --bench')")
     s.add_argument("--measure", metavar="LIST",
-                   help="comma-separated measures (default all: "
-                        f"{', '.join(bench.MEASURES)})")
+                   help="comma-separated measures, all when not given: "
+                        + ", ".join(bench_run.MEASURES))
     s.add_argument("--quick", action="store_true",
                    help="fewer changes and counts (under 10 min with TCG)")
     s.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="passes of each measure, for the spread (default 1)")
+                   help="passes of each measure, for the spread")
     s.add_argument("--changes", type=int, metavar="N",
-                   help="latency: changes per pass (default 200, quick 50)")
+                   help="latency: changes per pass (200; --quick 50)")
     s.add_argument("--spacing", type=float, metavar="SECONDS",
-                   help="latency: time between two changes (default 0.5)")
-    s.set_defaults(fn=cmd_bench)
-    s = sub.add_parser("shell", help="interactive root shell in a guest "
-                       "(Ctrl-] leaves)")
-    s.add_argument("role", choices=vm.ROLES)
-    s.set_defaults(fn=cmd_shell)
-    s = sub.add_parser("exec", help="run a command in a guest, with its exit "
-                       "status")
-    s.add_argument("role", choices=vm.ROLES)
-    s.add_argument("command", nargs="+")
-    s.add_argument("--timeout", type=int, default=120)
-    s.set_defaults(fn=cmd_exec)
-    s = sub.add_parser("pcap", help="timeline of a run's SMB2 traffic and "
-                       "test markers, notify latencies, a sequence diagram")
-    s.add_argument("run", nargs="?", help="run directory name (default latest)")
+                   help="latency: time between two changes (0.5)")
+
+
+def _add_guest_access(sub):
+    s = _command(sub, "shell", cmd_shell,
+                 "interactive root shell in a guest (Ctrl-] leaves)")
+    s.add_argument("role", choices=vm.ROLES, help="which guest")
+    s = _command(sub, "exec", cmd_exec,
+                 "run a command in a guest, with its exit status")
+    s.add_argument("role", choices=vm.ROLES, help="which guest")
+    s.add_argument("command", nargs="+", help="the command and its words")
+    s.add_argument("--timeout", type=int, default=120, metavar="SECONDS",
+                   help="give up on the command after this long")
+
+
+def _add_pcap(sub):
+    s = _command(sub, "pcap", cmd_pcap,
+                 "timeline of a run's SMB2 traffic and test markers, notify "
+                 "latencies, a sequence diagram")
+    s.add_argument("run", nargs="?",
+                   help="run directory name under <cache>/runs (the latest "
+                        "when not given)")
     s.add_argument("-k", metavar="TEST",
                    help="only the frames between this test's begin and end "
                         "markers (shell pattern or substring of the ids)")
@@ -202,16 +251,49 @@ def parser():
                         "(with -k: the matching slices only)")
     s.add_argument("--raw", nargs=argparse.REMAINDER, metavar="TSHARK-ARGS",
                    help="run 'tshark -r CAPTURE TSHARK-ARGS...' (last option)")
-    s.set_defaults(fn=cmd_pcap)
-    s = sub.add_parser("kernel", help="kernel developer's loop")
-    s.add_argument("action", choices=("path", "build", "export", "reset",
-                                      "check"),
-                   help="path: print the tree; build: build it; export: "
-                        "format-patch its commits into kernel/; reset: drop "
-                        "local work and re-apply kernel/; check: build each "
-                        "patch in turn and checkpatch --strict each")
-    s.add_argument("--config", action="append", default=[], metavar="NAME")
-    s.set_defaults(fn=cmd_kernel)
+
+
+def _add_kernel(sub):
+    s = sub.add_parser("kernel", help="the kernel developer's loop",
+                       description="The kernel tree (Debian's "
+                       "linux-source-6.12 with kernel/ applied) and its "
+                       "build.")
+    verbs = s.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    _command(verbs, "path", cmd_kernel_path, "print the tree's path")
+    v = _command(verbs, "build", cmd_kernel_build,
+                 "build the tree (incrementally), print the bzImage's path")
+    v.add_argument("--config", action="append", default=[], metavar="NAME",
+                   help=CONFIG_HELP)
+    _command(verbs, "export", cmd_kernel_export,
+             "format-patch the tree's commits into kernel/")
+    _command(verbs, "reset", cmd_kernel_reset,
+             "drop local work in the tree and apply kernel/ again")
+    _command(verbs, "check", cmd_kernel_check,
+             "apply, build and checkpatch --strict each patch in turn")
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="orchestrate.py",
+        description="Two QEMU guests (Samba server, CIFS client with the "
+                    "kernel built from kernel/) on a captured private "
+                    "network.",
+        formatter_class=DefaultsShown)
+    p.add_argument("--version", action="version", version=version())
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show every command run")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help=f"cache directory (default ${cache.ENV_CACHE}, else "
+                        f"$XDG_CACHE_HOME/{cache.APP})")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    _add_up(sub)
+    _add_test(sub)
+    _add_bench(sub)
+    _add_guest_access(sub)
+    _add_pcap(sub)
+    _add_kernel(sub)
     return p
 
 
@@ -225,7 +307,7 @@ def main(argv=None):
     # even when started from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
-    steps.VERBOSE = args.verbose
+    progress.VERBOSE = args.verbose
     root = cache.cache_root(args.cache_dir)
     try:
         root.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@
 #include "lib/events.h"
 #include "kselftest_harness.h"
 
-#define RELAY_PORT	4447	/* tb-sigproxy relay (testbed/suite.py) */
+#define RELAY_PORT	4447	/* tb-sigproxy relay (common/addresses.py) */
 #define SPOIL_PORT	4448	/* tb-sigproxy spoil */
 #define SIG_MNT		"/mnt/signed"
 #define DEBUGDATA	"/proc/fs/cifs/DebugData"

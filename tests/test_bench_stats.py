@@ -1,5 +1,5 @@
 """bench_stats: pairing change and delivery markers, percentiles, misses."""
-from testbed.bench_stats import (cdf_points, changes_from_markers,
+from testbed.bench.stats import (cdf_points, changes_from_markers,
                                  deliveries_from_markers, pair,
                                  per_change_cpu_us, percentile, ratio,
                                  spread, summarize)

@@ -1,4 +1,4 @@
-from testbed import cache
+from testbed.common import cache
 
 
 def test_key_changes_with_content(tmp_path):

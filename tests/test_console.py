@@ -1,4 +1,4 @@
-from testbed.console import find_splats
+from testbed.suite.splats import find_splats
 
 CLEAN = """\
 [    0.000000] Linux version 6.12.118-testbed
@@ -45,7 +45,7 @@ def test_ansi_and_carriage_returns_are_ignored():
 
 
 def test_splats_are_attributed_to_the_test_whose_marker_precedes_them():
-    from testbed.console import splats_by_test
+    from testbed.suite.splats import splats_by_test
     text = (CLEAN
             + "[    9.000000] BUG: early, before any test\n"
             + "[   10.000000] testbed: begin dnotify_cifs.watched.create\n"

@@ -1,4 +1,6 @@
-from testbed import hostdeps, images, kernel
+from testbed.common import host_packages
+from testbed.kernel import build as kernel_build
+from testbed.machine import images
 
 ONELINE = "deb http://mirror.example/debian bookworm main\n" \
           "deb http://mirror.example/debian-security bookworm-security main\n"
@@ -28,10 +30,10 @@ def test_read_list(tmp_path):
 
 
 def test_apt_command_and_missing():
-    assert hostdeps.apt_command(["tshark", "bc"]) == \
+    assert host_packages.apt_command(["tshark", "bc"]) == \
         "apt-get install -y --no-install-recommends bc tshark"
     reqs = [("pkg-a", "/nonexistent/file"), ("pkg-b", "cmd:sh")]
-    assert hostdeps.missing_packages(reqs) == ["pkg-a"]
+    assert host_packages.missing_packages(reqs) == ["pkg-a"]
 
 
 PATCH = """\
@@ -54,33 +56,33 @@ def test_rejected_hunk_is_found(tmp_path):
     p = tmp_path / "0001-x.patch"
     p.write_text(PATCH)
     out = "error: patch failed: fs/a.c:40\nerror: fs/a.c: patch does not apply"
-    hunk = kernel._rejected_hunk(p, out)
+    hunk = kernel_build._rejected_hunk(p, out)
     assert hunk.startswith("@@ -40,2") and "+y" in hunk and "+b" not in hunk
-    assert kernel._rejected_hunk(p, "something else") == ""
+    assert kernel_build._rejected_hunk(p, "something else") == ""
 
 
 def test_series_excludes_cover_letter(tmp_path):
     (tmp_path / "kernel").mkdir()
     for n in ("0000-cover-letter.patch", "0002-b.patch", "0001-a.patch"):
         (tmp_path / "kernel" / n).write_text("")
-    assert [p.name for p in kernel.series(tmp_path)] == \
+    assert [p.name for p in kernel_build.series(tmp_path)] == \
         ["0001-a.patch", "0002-b.patch"]
 
 
 def test_missing_package_without_root_prints_apt_line(monkeypatch):
     import pytest
-    from testbed.errors import UsageError
-    monkeypatch.setattr(hostdeps, "missing_packages", lambda *a: ["tshark"])
-    monkeypatch.setattr(hostdeps.os, "geteuid", lambda: 1000)
+    from testbed.common.errors import UsageError
+    monkeypatch.setattr(host_packages, "missing_packages", lambda *a: ["tshark"])
+    monkeypatch.setattr(host_packages.os, "geteuid", lambda: 1000)
     with pytest.raises(UsageError) as e:
-        hostdeps.ensure_host_packages()
+        host_packages.ensure_host_packages()
     assert e.value.exit_code == 2
     assert "apt-get install -y --no-install-recommends tshark" in str(e.value)
 
 
 def test_disk_full_in_log_is_a_clear_error(tmp_path):
     import pytest
-    from testbed.errors import TestbedError
+    from testbed.common.errors import TestbedError
     log = tmp_path / "images.log"
     log.write_text("tar: ./usr/lib/x: Cannot write: No space left on device\n")
     with pytest.raises(TestbedError, match="disk full"):
@@ -90,13 +92,13 @@ def test_disk_full_in_log_is_a_clear_error(tmp_path):
 
 
 def test_make_command_uses_ccache_in_depend_mode(monkeypatch, tmp_path):
-    monkeypatch.setattr(kernel.shutil, "which",
+    monkeypatch.setattr(kernel_build.shutil, "which",
                         lambda name: "/usr/bin/ccache")
-    argv, env = kernel.make_command(tmp_path, tmp_path / "t", tmp_path / "b",
+    argv, env = kernel_build.make_command(tmp_path, tmp_path / "t", tmp_path / "b",
                                     jobs=2)
     assert "CC=ccache gcc" in argv and "-j2" in argv
     assert env["CCACHE_DEPEND"] == "1"
     assert env["CCACHE_DIR"] == str(tmp_path / "ccache")
-    monkeypatch.setattr(kernel.shutil, "which", lambda name: None)
-    argv, env = kernel.make_command(tmp_path, tmp_path / "t", tmp_path / "b")
+    monkeypatch.setattr(kernel_build.shutil, "which", lambda name: None)
+    argv, env = kernel_build.make_command(tmp_path, tmp_path / "t", tmp_path / "b")
     assert "CC=gcc" in argv and "CCACHE_DEPEND" not in env

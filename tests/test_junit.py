@@ -1,6 +1,7 @@
 import xml.etree.ElementTree as ET
 
-from testbed import junit, ktap
+from testbed.suite import junit
+from testbed.suite import ktap
 
 SUITE = """\
 KTAP version 1

@@ -1,4 +1,4 @@
-from testbed import ktap
+from testbed.suite import ktap
 
 HARNESS = """\
 TAP version 13

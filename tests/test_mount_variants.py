@@ -3,7 +3,9 @@ core cases in one invocation per program on a mount point of its own, and
 that it is unmounted whatever happened, /mnt/share left alone. The guest
 is a fake that records commands."""
 
-from testbed import cases, faults, mount_variants
+from testbed.suite import faults
+from testbed.suite import mount_variants
+from testbed.suite import selection
 
 
 def _ktap(n):
@@ -65,10 +67,10 @@ def test_a_variant_runs_each_program_once_on_its_own_mount(monkeypatch):
 
 
 def test_variants_but_multichannel_may_run_side_by_side():
-    assert all(cases.side_by_side(f"mounts.{name}")
+    assert all(selection.side_by_side(f"mounts.{name}")
                for name in mount_variants.VARIANTS if name != "multichannel")
     # its reconnect drops every connection of the client
-    assert not cases.side_by_side("mounts.multichannel")
+    assert not selection.side_by_side("mounts.multichannel")
 
 
 def test_a_failed_mount_fails_the_case_and_still_unmounts(monkeypatch):

@@ -1,7 +1,8 @@
 import pytest
 
-from testbed import network, vm
-from testbed.errors import TestbedError
+from testbed.machine import network
+from testbed.machine import vm
+from testbed.common.errors import TestbedError
 
 
 def test_socket_path_too_long(tmp_path):

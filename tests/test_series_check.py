@@ -1,4 +1,4 @@
-from testbed.series_check import checkpatch_counts, new_warnings
+from testbed.kernel.per_patch import checkpatch_counts, new_warnings
 
 MAKE = """\
   CC      fs/smb/client/notify.o
@@ -26,7 +26,7 @@ def test_checkpatch_counts_by_kind():
 
 
 def test_config_value_reads_set_module_and_unset_options():
-    from testbed.series_check import KUNIT_OPTION, config_value
+    from testbed.kernel.per_patch import KUNIT_OPTION, config_value
     text = ("CONFIG_CIFS=y\nCONFIG_KUNIT=m\n"
             f"# {KUNIT_OPTION} is not set\nCONFIG_LOCALVERSION=\"-tb\"\n")
     assert config_value(text, "CONFIG_CIFS") == "y"
@@ -37,7 +37,7 @@ def test_config_value_reads_set_module_and_unset_options():
 
 
 def test_kconfig_cases_forbid_the_test_where_it_cannot_link():
-    from testbed.series_check import KCONFIG_CASES
+    from testbed.kernel.per_patch import KCONFIG_CASES
     builtin_cifs_module_kunit = [c for c in KCONFIG_CASES
                                  if "CONFIG_CIFS=y" in c[1]
                                  and "CONFIG_KUNIT=m" in c[1]]

@@ -4,8 +4,9 @@ the server's tree when its image is built."""
 
 import pytest
 
-from testbed import images, vm
-from testbed.errors import TestbedError
+from testbed.machine import images
+from testbed.machine import vm
+from testbed.common.errors import TestbedError
 
 
 def test_built_kernel_has_no_initrd(tmp_path):

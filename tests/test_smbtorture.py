@@ -1,4 +1,4 @@
-from testbed import smbtorture
+from testbed.suite import smbtorture
 
 PASSED = """\
 smbtorture 4.17.12-Debian

@@ -1,7 +1,8 @@
-"""The pure parts of resume-instead-of-boot (testbed/snapshot.py)."""
+"""The pure parts of resume-instead-of-boot (testbed/machine/snapshot.py)."""
 import os
 
-from testbed import snapshot, vm
+from testbed.machine import snapshot
+from testbed.machine import vm
 
 
 def _inputs(tmp_path):

@@ -1,5 +1,5 @@
-"""Reading what the testbed captured: the second half of the project (the
-first, in testbed/ itself, runs the guests and the tests).
+"""Reading what the testbed captured (`orchestrate.py pcap`, and the suite's
+per-test slices).
 
 How the pieces fit, from the pcap to what a person reads:
 
@@ -16,4 +16,4 @@ How the pieces fit, from the pcap to what a person reads:
 - svg: a notify conversation as a sequence diagram.
 - command: `orchestrate.py pcap`, which puts them together.
 
-Nothing here imports the rest of testbed/ but errors and network."""
+Imports testbed.common only."""

@@ -13,14 +13,14 @@ import subprocess
 import sys
 from fnmatch import fnmatchcase
 
+from ..common.errors import UsageError
 from .notify import latency_summary, notify_events, pair_latencies
 from .read import read_capture
 from .records import Marker
-from .slices import (SLICES_DIR, SliceIndex, build_slices,
-                             existing_slices, keep_frames, select_slices)
+from .slices import (SLICES_DIR, SliceIndex, build_slices, existing_slices,
+                     keep_frames, select_slices)
 from .svg import MAX_MESSAGES, PictureTooLarge, sequence_svg
 from .view import request_finder, timeline
-from ..errors import UsageError
 
 CAPTURE_NAME = "client.pcap"
 

@@ -16,11 +16,12 @@ import subprocess
 import tempfile
 from collections import Counter
 
+from ..common.addresses import MARKER_PORT
+from ..common.errors import TestbedError, UsageError
 from . import align
 from .align import TRUE
-from .records import MARKER_PORT, Capture, Pdu, marker_from_payload
+from .records import Capture, Pdu, marker_from_payload
 from .smb2 import to_int
-from ..errors import TestbedError, UsageError
 
 AGGREGATOR = "\f"
 PCAP_HEADER_SIZE = 24

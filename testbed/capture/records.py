@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from .smb2 import CHANGE_NOTIFY, STATUS_PENDING
 
-MARKER_PORT = 7099
 MARKER_TAG = "TBMARK"
 MARKER_KINDS = ("begin", "end", "signal", "change")
 

@@ -20,8 +20,8 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass
 
+from ..common.errors import TestbedError, UsageError
 from .read import read_markers
-from ..errors import TestbedError, UsageError
 
 SLICES_DIR = "slices"           # <run>/slices/<test-id>.pcap
 LAST_FRAME = 2**32 - 1          # editcap wants a number for "to the end"

@@ -11,11 +11,11 @@ so that a test of fifty messages stays readable. The legend says so.
 import statistics
 from xml.sax.saxutils import escape
 
+from ..common.addresses import CLIENT_IP, SERVER_IP
 from . import smb2
 from .records import Marker
-from .view import (details, direction, ids_text, latency_text,
-                           marker_role, marker_text)
-from ..network import CLIENT_IP, SERVER_IP
+from .view import (details, direction, ids_text, latency_text, marker_role,
+                   marker_text)
 
 MAX_MESSAGES = 400          # beyond this a picture is unreadable: use -k
 WIDTH = 1100

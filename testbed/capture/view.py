@@ -7,9 +7,9 @@ command: names, FileId, the completion filter, the notify actions.
 A signal marker carries its latencies (see notify).
 """
 
+from ..common.addresses import CLIENT_IP, SERVER_IP
 from . import smb2
 from .records import Marker
-from ..network import CLIENT_IP, SERVER_IP
 
 
 def direction(pdu):

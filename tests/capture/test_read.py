@@ -13,7 +13,7 @@ from test_pcapgen import (CLIENT, SERVER, TcpConnection, create_request,
                                   write_pcap, write_scenario)
 from testbed.capture import read as capture_read
 from testbed.capture.records import parse_marker
-from testbed.errors import TestbedError, UsageError
+from testbed.common.errors import TestbedError, UsageError
 
 DATA = Path(__file__).resolve().parent / "data"
 # The fields the fixture was made with; if FIELDS changes, regenerate it:

@@ -10,7 +10,7 @@ from testbed.capture.records import Marker
 from testbed.capture.slices import (SliceIndex, build_slices, existing_slices,
                                     keep_frames, select_slices, slice_file_name,
                                     write_slices)
-from testbed.errors import UsageError
+from testbed.common.errors import UsageError
 
 
 def mark(frame, kind, test_id):
