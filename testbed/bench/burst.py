@@ -1,6 +1,6 @@
 """The bench's bursts: N files created at once on the server's disk in one
 watched directory (tb-serverd "creates"), one inotify watcher on it
-(client-tests/tb-benchscale.c burst). Per N: events delivered with a name
+(client-tests/helpers/bench/tb-benchscale.c burst). Per N: events delivered with a name
 and without one (the client's "changes missed" after an overflow),
 inotify queue overflows, the time until the watcher was quiet (host clock,
 one-second resolution), whether the client's listing equals the server's,

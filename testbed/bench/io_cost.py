@@ -2,7 +2,7 @@
 unlink files in a directory of their own) and a sequential write and read
 on the mount, with 0 and then more remote watches armed elsewhere on the
 same mount (bench_scale's directories and watcher); each throughput as a
-ratio to the 0-watch run of the same pass (client-tests/tb-benchio.c)."""
+ratio to the 0-watch run of the same pass (client-tests/helpers/bench/tb-benchio.c)."""
 import time
 
 from ..common.errors import TestbedError

@@ -2,7 +2,7 @@
 directory of the share, then N creates made on the server (alternately on
 its disk and through a second SMB session), spaced so that they do not
 coalesce. The server marks each change just before making it and each
-watcher marks each delivery (client-tests/tb-benchdrive.c,
+watcher marks each delivery (client-tests/helpers/bench/tb-benchdrive.c,
 tb-benchwatch.c); the host's capture of the private segment stamps both on
 one clock, so no guest clock (drifting under TCG) enters a figure."""
 import shlex

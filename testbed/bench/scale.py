@@ -1,6 +1,6 @@
 """The bench's scale measure, and the watches the I/O measure arms: N
 directories made on the server's disk, one inotify watch on each
-(client-tests/tb-benchscale.c on a remoteinotify mount), then one
+(client-tests/helpers/bench/tb-benchscale.c on a remoteinotify mount), then one
 server-side create in each. Per N: the time until the server holds N
 requests, the time until every watcher had its event (capture clock:
 tb-serverd marks the creates, the watcher marks the last delivery),
