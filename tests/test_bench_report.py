@@ -1,13 +1,25 @@
 """bench_report and bench_plot on small canned results."""
+import builtins
 import csv
-import xml.dom.minidom
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from testbed.bench import plot
 from testbed.bench import report
 from testbed.bench import run as bench_run
 from testbed.bench import stats
 from testbed.kernel import build as kernel_build
-from testbed.common.errors import UsageError
+from testbed.common.errors import TestbedError, UsageError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def is_png(path):
+    data = path.read_bytes()
+    return len(data) > 1000 and data.startswith(PNG_MAGIC)
 
 WATCHERS = (("inotify", "i"), ("smbclient", "s"), ("poll1000", "p"),
             ("fanotify", "f"))
@@ -54,7 +66,7 @@ def test_latency_files(tmp_path):
         rows = list(csv.reader(f))
     assert rows[0] == ["pass", "watcher", "latency_ms"]
     assert len(rows) == 1 + 9
-    xml.dom.minidom.parse(str(tmp_path / "latency-cdf.svg"))
+    assert is_png(tmp_path / "latency-cdf.png")
 
 
 def test_scale_io_burst_files(tmp_path):
@@ -65,8 +77,8 @@ def test_scale_io_burst_files(tmp_path):
             {"watches": 5000, "error": "the server holds 4000 requests"}]
     table = report.write_scale(tmp_path, rows)
     assert "| 5000 | not reached: the server holds 4000" in table
-    xml.dom.minidom.parse(str(tmp_path / "scale-time.svg"))
-    xml.dom.minidom.parse(str(tmp_path / "scale-memory.svg"))
+    assert is_png(tmp_path / "scale-time.png")
+    assert is_png(tmp_path / "scale-memory.png")
     io = {0: {"meta": 100.0, "write": 50.0, "read": 60.0, "meta_ratio": 1.0,
               "write_ratio": 1.0, "read_ratio": 1.0},
           1000: {"meta": 95.0, "write": 49.0, "read": 30.0,
@@ -74,18 +86,99 @@ def test_scale_io_burst_files(tmp_path):
     table = report.write_io(tmp_path, io)
     assert ("| 1000 | 95 (ratio 0.95) | 49.0 (ratio 0.98) | "
             "30.0 (ratio 0.50) |") in table
-    xml.dom.minidom.parse(str(tmp_path / "io.svg"))
+    assert is_png(tmp_path / "io.png")
     table = report.write_bursts(tmp_path, [
         {"files": 5000, "create_s": 3.0, "named": 4990, "nameless": 1,
          "overflows": 0, "until_quiet_s": 12.0, "client_cpu_s": 2.5,
          "client_lists": 5000, "server_lists": 5000, "listing_equal": True}])
     assert "| 5000 | 4990 | 1 | 0 | 12.0 s | 2.5 s | yes (5000/5000) |" \
         in table
+    assert is_png(tmp_path / "bursts.png")
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "bursts.png", "io.png", "scale-memory.png", "scale-time.png"]
 
 
-def test_log_ticks_cover_decades():
-    assert plot.log_ticks(0.01, 1) == [0.01, 0.02, 0.05, 0.1, 0.2,
-                                             0.5, 1]
+def test_each_plot_writes_a_png(tmp_path):
+    lat = [0.012, 0.02, 0.031, 0.05, 0.4, 1.2]
+    plot.cdf(tmp_path / "cdf.png",
+             {"inotify": stats.cdf_points(lat),
+              "poll1000": [(v * 10, f * 0.5) for v, f in
+                           stats.cdf_points(lat)]})
+    plot.curves(tmp_path / "curves.png",
+                [("seconds", {"arm": [(1000, 20.0), (5000, 90.0)],
+                              "heard": [(1000, 2.7), (5000, None)]}),
+                 ("smbd (KiB)", {"smbd": [(1000, 13.0), (5000, 9.6)]})],
+                "watched directories", "Scale")
+    plot.bars(tmp_path / "bars.png",
+              {"0 watches": {"metadata": 1.0, "read": 1.0},
+               "1000 watches": {"metadata": 0.58, "read": None}}, "I/O")
+    plot.bursts(tmp_path / "bursts.png",
+                [{"files": 5000, "named": 179, "nameless": 2,
+                  "overflows": 0},
+                 {"files": 50000, "named": 2283, "nameless": 21,
+                  "overflows": 3},
+                 {"files": 99999, "error": "not reached"}])
+    for name in ("cdf", "curves", "bars", "bursts"):
+        assert is_png(tmp_path / f"{name}.png"), name
+
+
+def test_plots_are_the_same_for_the_same_data(tmp_path):
+    series = {"inotify": stats.cdf_points([0.02, 0.03, 0.5])}
+    plot.cdf(tmp_path / "a.png", series)
+    plot.cdf(tmp_path / "b.png", series)
+    assert (tmp_path / "a.png").read_bytes() == \
+        (tmp_path / "b.png").read_bytes()
+    plot.cdf(tmp_path / "a.svg", series)
+    plot.cdf(tmp_path / "b.svg", series)
+    text = (tmp_path / "a.svg").read_text()
+    assert text == (tmp_path / "b.svg").read_text()
+    assert "<dc:date>" not in text
+
+
+def test_watcher_without_samples_is_left_out(tmp_path):
+    plot.cdf(tmp_path / "cdf.svg", {"inotify": stats.cdf_points([0.02]),
+                                    "fanotify": []})
+    text = (tmp_path / "cdf.svg").read_text()
+    assert "inotify (1)" in text and "fanotify" not in text
+    plot.cdf(tmp_path / "none.png", {"fanotify": []})
+    assert is_png(tmp_path / "none.png")
+    plot.bursts(tmp_path / "bursts.png", [{"files": 5, "error": "x"}])
+    assert is_png(tmp_path / "bursts.png")
+    plot.curves(tmp_path / "curves.png", [], "watches", "nothing")
+    plot.bars(tmp_path / "bars.png", {}, "nothing")
+    assert is_png(tmp_path / "curves.png") and is_png(tmp_path / "bars.png")
+
+
+def test_missing_matplotlib_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(TestbedError) as e:
+        plot.cdf(tmp_path / "cdf.png", {"inotify": [(0.02, 1.0)]})
+    assert "apt-get install python3-matplotlib" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "cdf.png").exists()
+
+
+def test_missing_matplotlib_through_import(tmp_path, monkeypatch):
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    for draw in (lambda: plot.bars(tmp_path / "b.png", {}, "I/O"),
+                 lambda: plot.bursts(tmp_path / "u.png", []),
+                 lambda: plot.curves(tmp_path / "c.png", [], "x", "t")):
+        with pytest.raises(TestbedError,
+                           match="apt-get install python3-matplotlib"):
+            draw()
+
+
+def test_the_testbed_imports_without_matplotlib():
+    code = ("import sys; sys.modules['matplotlib'] = None; "
+            "import testbed.bench.run, testbed.bench.report")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=Path(__file__).resolve().parent.parent)
 
 
 def test_measures_parse_and_refuse():

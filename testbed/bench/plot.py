@@ -1,179 +1,223 @@
-"""The bench's pictures as hand-written SVG (no plotting library on the
-host): the latency distribution of every watcher on one plot (CDF, log
-time axis), curves of a figure against a count (scale), and bars of
-ratios (the cost to ordinary I/O)."""
-import math
-from xml.sax.saxutils import escape
+"""The bench's pictures, drawn by matplotlib (Debian's python3-matplotlib,
+Agg, no display) into PNG files: the latency distribution of every watcher
+on one plot (CDF, log time axis), curves of figures against a count
+(scale), grouped bars of ratios (the cost to ordinary I/O) and what bursts
+of creates gave. matplotlib is imported only when a picture is drawn, so
+the rest of the testbed runs without it; the files are the same for the
+same data (no date, no version in them)."""
+from ..common.errors import TestbedError
 
-WIDTH, HEIGHT = 760, 440
-LEFT, RIGHT, TOP, BOTTOM = 70, 210, 40, 60
-PALETTE = ("#1f5fbf", "#c0392b", "#27ae60", "#8e44ad", "#d35400",
-           "#7f8c8d", "#2c3e50", "#16a085")
-
-
-def _svg(body, title):
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
-            f'height="{HEIGHT}" font-family="sans-serif" font-size="12">\n'
-            f'<rect width="100%" height="100%" fill="white"/>\n'
-            f'<text x="{WIDTH / 2}" y="22" text-anchor="middle" '
-            f'font-size="15">{escape(title)}</text>\n'
-            + "\n".join(body) + "\n</svg>\n")
+DPI = 110
+RC = {"font.size": 10, "axes.titlesize": 12, "legend.fontsize": 9,
+      "axes.grid": True, "grid.color": "#dddddd", "grid.linewidth": 0.6,
+      "svg.hashsalt": "testbed-bench", "svg.fonttype": "none"}
+LINESTYLES = ("-", "--", "-.", ":")
 
 
-def _plot_box():
-    return LEFT, TOP, WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+def _matplotlib():
+    """(matplotlib, Figure, FigureCanvasAgg), or a one-line error."""
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise TestbedError("the bench's plots need matplotlib: "
+                           "apt-get install python3-matplotlib") from None
+    return matplotlib, Figure, FigureCanvasAgg
 
 
-def _legend(names, x, y):
-    out = []
-    for i, name in enumerate(names):
-        color = PALETTE[i % len(PALETTE)]
-        yy = y + 18 * i
-        out.append(f'<line x1="{x}" y1="{yy}" x2="{x + 22}" y2="{yy}" '
-                   f'stroke="{color}" stroke-width="2.5"/>')
-        out.append(f'<text x="{x + 28}" y="{yy + 4}">{escape(name)}</text>')
-    return out
+def _draw(path, draw, ncols=1, size=(8.0, 4.6)):
+    """A constrained-layout figure of `ncols` axes side by side, filled by
+    draw(fig, axes), saved to `path` (PNG, or SVG by its suffix)."""
+    mpl, Figure, FigureCanvasAgg = _matplotlib()
+    with mpl.rc_context(RC):
+        fig = Figure(figsize=size, dpi=DPI, layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, ncols, squeeze=False)[0]
+        draw(fig, list(axes))
+        path = str(path)
+        meta = {"Date": None} if path.endswith(".svg") else {"Software": None}
+        fig.savefig(path, metadata=meta)
 
 
-def log_ticks(lo, hi):
-    """Decade ticks (and 2, 5 between) covering [lo, hi], lo > 0."""
-    ticks = []
-    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        for m in (1, 2, 5):
-            v = m * 10 ** e
-            if lo <= v <= hi:
-                ticks.append(v)
-    return ticks
+def _plain(v, _pos=None):
+    """A tick label without exponent: 0.5, 20, 5000."""
+    return f"{v:,.6g}" if v >= 10000 else f"{v:.6g}"
 
 
-def _fmt_seconds(v):
-    return f"{v * 1000:g} ms" if v < 1 else f"{v:g} s"
+def _scale(ax, which, values, ratio=100):
+    """Log scale on `which` ('x' or 'y') when the positive values span
+    more than `ratio` (none 0 or below); else linear, an x axis ticked at
+    the counts measured when they are few and far enough apart. Plain
+    tick labels."""
+    from matplotlib import ticker
+    vals = sorted({v for v in values if v is not None})
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    if vals and vals[0] > 0 and vals[-1] / vals[0] > ratio:
+        (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+        axis.set_major_locator(ticker.LogLocator(subs=(1, 2, 5)))
+        axis.set_minor_formatter(ticker.NullFormatter())
+    elif which == "x" and 1 < len(vals) <= 8 and min(
+            b - a for a, b in zip(vals, vals[1:])) > 0.08 * vals[-1]:
+        axis.set_major_locator(ticker.FixedLocator(vals))
+    axis.set_major_formatter(ticker.FuncFormatter(_plain))
 
 
-def cdf_svg(series, title="Latency from server-side change to event"):
-    """`series`: {watcher: [(latency s, fraction)]}; log time axis."""
-    x0, y0, w, h = _plot_box()
-    values = [v for pts in series.values() for v, _ in pts if v > 0]
-    lo = 10 ** math.floor(math.log10(min(values))) if values else 0.001
-    hi = 10 ** math.ceil(math.log10(max(values))) if values else 10.0
-    lo, hi = min(lo, hi / 10), max(hi, lo * 10)
-
-    def px(v):
-        v = max(v, lo)
-        return x0 + w * (math.log10(v) - math.log10(lo)) / \
-            (math.log10(hi) - math.log10(lo))
-
-    def py(f):
-        return y0 + h * (1 - f)
-
-    body = [f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" '
-            'stroke="#888"/>']
-    for t in log_ticks(lo, hi):
-        body.append(f'<line x1="{px(t):.1f}" y1="{y0}" x2="{px(t):.1f}" '
-                    f'y2="{y0 + h}" stroke="#eee"/>')
-        body.append(f'<text x="{px(t):.1f}" y="{y0 + h + 16}" '
-                    f'text-anchor="middle">{_fmt_seconds(t)}</text>')
-    for f in (0, 0.25, 0.5, 0.75, 0.9, 1.0):
-        body.append(f'<line x1="{x0}" y1="{py(f):.1f}" x2="{x0 + w}" '
-                    f'y2="{py(f):.1f}" stroke="#eee"/>')
-        body.append(f'<text x="{x0 - 6}" y="{py(f) + 4:.1f}" '
-                    f'text-anchor="end">{f:g}</text>')
-    body.append(f'<text x="{x0 + w / 2}" y="{HEIGHT - 18}" '
-                'text-anchor="middle">latency (log scale)</text>')
-    body.append(f'<text x="16" y="{y0 + h / 2}" text-anchor="middle" '
-                f'transform="rotate(-90 16 {y0 + h / 2})">fraction of '
-                'changes delivered</text>')
-    for i, (name, pts) in enumerate(series.items()):
-        if not pts:
-            continue
-        color = PALETTE[i % len(PALETTE)]
-        path, prev = [], 0.0
-        for v, f in pts:        # a step function
-            path.append(f"{px(v):.1f},{py(prev):.1f} {px(v):.1f},{py(f):.1f}")
-            prev = f
-        body.append(f'<polyline fill="none" stroke="{color}" '
-                    f'stroke-width="2" points="{" ".join(path)}"/>')
-    body += _legend(list(series), x0 + w + 16, y0 + 10)
-    return _svg(body, title)
+def _empty(ax, what):
+    ax.text(0.5, 0.5, f"no {what}", transform=ax.transAxes, ha="center",
+            va="center", color="0.4")
 
 
-def curves_svg(series, xlabel, ylabel, title):
-    """`series`: {name: [(x, y)]} on linear axes from 0."""
-    x0, y0, w, h = _plot_box()
-    xs = [x for pts in series.values() for x, _ in pts] or [1]
-    ys = [y for pts in series.values() for _, y in pts if y is not None] or [1]
-    xmax, ymax = max(xs) * 1.05, max(ys) * 1.15 or 1
-
-    def px(x):
-        return x0 + w * x / xmax
-
-    def py(y):
-        return y0 + h * (1 - y / ymax)
-
-    body = [f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" '
-            'stroke="#888"/>']
-    for k in range(6):
-        y = ymax * k / 5
-        body.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" '
-                    f'text-anchor="end">{y:.3g}</text>')
-    for x in sorted(set(xs)):
-        body.append(f'<text x="{px(x):.1f}" y="{y0 + h + 16}" '
-                    f'text-anchor="middle">{x:g}</text>')
-    body.append(f'<text x="{x0 + w / 2}" y="{HEIGHT - 18}" '
-                f'text-anchor="middle">{escape(xlabel)}</text>')
-    body.append(f'<text x="16" y="{y0 + h / 2}" text-anchor="middle" '
-                f'transform="rotate(-90 16 {y0 + h / 2})">'
-                f'{escape(ylabel)}</text>')
-    for i, (name, pts) in enumerate(series.items()):
-        color = PALETTE[i % len(PALETTE)]
-        pts = [(x, y) for x, y in pts if y is not None]
-        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" '
-                    'points="' + " ".join(f"{px(x):.1f},{py(y):.1f}"
-                                          for x, y in pts) + '"/>')
-        for x, y in pts:
-            body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" '
-                        f'fill="{color}"/>')
-    body += _legend(list(series), x0 + w + 16, y0 + 10)
-    return _svg(body, title)
+def _legend(ax, least=1):
+    """The legend right of the axes, when it has `least` entries."""
+    if len(ax.get_legend_handles_labels()[0]) >= least:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1),
+                  borderaxespad=0, frameon=False)
 
 
-def bars_svg(groups, title, ylabel="ratio to 0 watches"):
-    """`groups`: {group: {bar: value}}; a line at 1.0 and one at 0.9."""
-    x0, y0, w, h = _plot_box()
-    bars = sorted({b for g in groups.values() for b in g}, key=str)
-    vals = [v for g in groups.values() for v in g.values() if v is not None]
-    ymax = max(vals + [1.1]) * 1.1
+def cdf(path, series, title="Latency from a server-side change to the "
+        "watcher's event"):
+    """`series`: {watcher: [(latency s, fraction of changes at or below
+    it)]}, one point per delivered change (stats.cdf_points), drawn as a
+    step per watcher on a log millisecond axis; a watcher without points is
+    left out."""
 
-    def py(y):
-        return y0 + h * (1 - y / ymax)
+    def draw(fig, axes):
+        from matplotlib import ticker
+        ax = axes[0]
+        drawn = [(name, pts) for name, pts in series.items() if pts]
+        for i, (name, pts) in enumerate(drawn):
+            pts = sorted(pts)
+            xs = [pts[0][0] * 1000] + [v * 1000 for v, _ in pts]
+            ys = [0.0] + [f for _, f in pts]
+            ax.step(xs, ys, where="post", linewidth=1.6,
+                    linestyle=LINESTYLES[i % len(LINESTYLES)],
+                    color=f"C{i % 10}", label=f"{name} ({len(pts)})")
+        if not drawn:
+            _empty(ax, "latency samples")
+        else:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1, 2, 5)))
+            ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+            ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+        ax.set_ylim(0, 1.02)
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 0.9, 1.0])
+        ax.set_xlabel("latency (ms, log scale)")
+        ax.set_ylabel("fraction of changes delivered")
+        ax.set_title(title)
+        _legend(ax)
+        if ax.get_legend():
+            ax.get_legend().set_title("watcher (changes delivered)")
+    _draw(path, draw, size=(8.4, 4.8))
 
-    body = [f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" '
-            'stroke="#888"/>']
-    for ref, color in ((1.0, "#888"), (0.9, "#c0392b")):
-        body.append(f'<line x1="{x0}" y1="{py(ref):.1f}" x2="{x0 + w}" '
-                    f'y2="{py(ref):.1f}" stroke="{color}" '
-                    'stroke-dasharray="4 3"/>')
-        body.append(f'<text x="{x0 - 6}" y="{py(ref) + 4:.1f}" '
-                    f'text-anchor="end">{ref:g}</text>')
-    slot = w / max(1, len(groups))
-    bw = slot * 0.8 / max(1, len(bars))
-    for gi, (group, values) in enumerate(groups.items()):
-        gx = x0 + slot * gi + slot * 0.1
-        for bi, bar in enumerate(bars):
-            v = values.get(bar)
-            if v is None:
-                continue
-            color = PALETTE[bi % len(PALETTE)]
-            body.append(f'<rect x="{gx + bi * bw:.1f}" y="{py(v):.1f}" '
-                        f'width="{bw * 0.9:.1f}" height="{py(0) - py(v):.1f}" '
-                        f'fill="{color}"/>')
-            body.append(f'<text x="{gx + bi * bw + bw * 0.45:.1f}" '
-                        f'y="{py(v) - 4:.1f}" text-anchor="middle" '
-                        f'font-size="10">{v:.2f}</text>')
-        body.append(f'<text x="{gx + slot * 0.4:.1f}" y="{y0 + h + 16}" '
-                    f'text-anchor="middle">{escape(str(group))}</text>')
-    body.append(f'<text x="16" y="{y0 + h / 2}" text-anchor="middle" '
-                f'transform="rotate(-90 16 {y0 + h / 2})">'
-                f'{escape(ylabel)}</text>')
-    body += _legend([str(b) for b in bars], x0 + w + 16, y0 + 10)
-    return _svg(body, title)
+
+def curves(path, panels, xlabel, title):
+    """`panels`: [(ylabel, {name: [(x, y)]})], one axes each, side by side;
+    a point whose y is None is left out, and a curve without points."""
+    panels = list(panels) or [("", {})]
+
+    def draw(fig, axes):
+        for ax, (ylabel, series) in zip(axes, panels):
+            xs, ys = [], []
+            for i, (name, pts) in enumerate(series.items()):
+                pts = sorted((x, y) for x, y in pts if y is not None)
+                if not pts:
+                    continue
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o",
+                        color=f"C{i % 10}", label=name)
+                xs += [x for x, _ in pts]
+                ys += [y for _, y in pts]
+            if not ys:
+                _empty(ax, "figures")
+            _scale(ax, "x", xs)
+            _scale(ax, "y", ys)
+            if ax.get_yscale() == "linear":
+                ax.set_ylim(bottom=0, top=max(ys + [0]) * 1.12 or 1)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            _legend(ax, least=2)
+        fig.suptitle(title)
+    _draw(path, draw, ncols=len(panels),
+          size=(6.4, 4.4) if len(panels) == 1 else (5.2 * len(panels), 4.4))
+
+
+def bars(path, groups, title, ylabel="ratio to 0 watches", target=0.9):
+    """`groups`: {group: {bar: value}}, the bars of a group side by side,
+    each labelled with its value; a dashed line at 1.0 and a dotted one at
+    the target (None: no target line)."""
+
+    def draw(fig, axes):
+        ax = axes[0]
+        names = []
+        for values in groups.values():
+            names += [b for b in values if b not in names]
+        width = 0.8 / max(1, len(names))
+        tops = [1.0]
+        for bi, name in enumerate(names):
+            xs, hs = [], []
+            for gi, values in enumerate(groups.values()):
+                if values.get(name) is not None:
+                    xs.append(gi - 0.4 + width * (bi + 0.5))
+                    hs.append(values[name])
+            bars_ = ax.bar(xs, hs, width * 0.92, color=f"C{bi % 10}",
+                           label=str(name), zorder=2)
+            ax.bar_label(bars_, fmt="%.2f", padding=2, fontsize=8)
+            tops += hs
+        if not names:
+            _empty(ax, "figures")
+        ax.axhline(1.0, color="0.3", linestyle="--", linewidth=1,
+                   label="1.0 (as with none)", zorder=1)
+        if target is not None:
+            ax.axhline(target, color="C3", linestyle=":", linewidth=1.2,
+                       label=f"target {target:g}", zorder=1)
+        ax.set_xticks(range(len(groups)), [str(g) for g in groups])
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylim(0, max(tops) * 1.15)
+        ax.grid(axis="x", visible=False)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        _legend(ax)
+    _draw(path, draw, size=(8.0, 4.4))
+
+
+def bursts(path, rows, title="Bursts of creates in one watched directory"):
+    """`rows`: the bursts measure's rows (files, named, nameless,
+    overflows); a row that failed ('error') is left out. Left: events
+    against creates, with one event per create for reference; right: the
+    queue overflows."""
+    ok = sorted((r for r in rows if "error" not in r),
+                key=lambda r: r["files"])
+    files = [r["files"] for r in ok]
+
+    def draw(fig, axes):
+        left, right = axes
+        if ok:
+            left.plot(files, files, color="0.5", linestyle="--",
+                      label="one per create")
+        for i, (key, label) in enumerate((("named", "with a name"),
+                                          ("nameless", "without a name"))):
+            pts = [(r["files"], r.get(key)) for r in ok
+                   if r.get(key) is not None]
+            left.plot([x for x, _ in pts], [y for _, y in pts], marker="o",
+                      color=f"C{i}", label=f"events {label}")
+        shown = [r.get(k) for r in ok for k in ("named", "nameless")] + files
+        _scale(left, "x", files)
+        _scale(left, "y", [v for v in shown if v], ratio=10)
+        left.set_ylabel("events")
+        _legend(left, least=2)
+        over = [(r["files"], r.get("overflows")) for r in ok
+                if r.get("overflows") is not None]
+        right.plot([x for x, _ in over], [y for _, y in over], marker="o",
+                   color="C3")
+        _scale(right, "x", files)
+        top = max([y for _, y in over] + [1]) * 1.15
+        right.set_ylim(-0.04 * top, top)
+        right.yaxis.get_major_locator().set_params(integer=True)
+        right.set_ylabel("inotify queue overflows")
+        for ax in axes:
+            ax.set_xlabel("files created at once")
+            if not ok:
+                _empty(ax, "bursts")
+        fig.suptitle(title)
+    _draw(path, draw, ncols=2, size=(10.4, 4.4))
+

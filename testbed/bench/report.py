@@ -93,7 +93,7 @@ def targets(rows):
 
 
 def write_latency(outdir, passes, watchers):
-    """latency.csv (every delivered change), latency-cdf.svg; the rows."""
+    """latency.csv (every delivered change), latency-cdf.png; the rows."""
     rows = latency_rows(passes, watchers)
     with open(outdir / "latency.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -111,7 +111,7 @@ def write_latency(outdir, passes, watchers):
             # fractions of all changes, so that misses keep a curve below 1
             pts = stats.cdf_points(lat)
             series[name] = [(v, f * len(lat) / total) for v, f in pts]
-    (outdir / "latency-cdf.svg").write_text(plot.cdf_svg(series))
+    plot.cdf(outdir / "latency-cdf.png", series)
     return rows
 
 
@@ -148,25 +148,25 @@ SCALE_KEYS = ("watches", "arm_s", "all_heard_s", "release_s",
 
 
 def write_scale(outdir, rows):
-    """scale.csv, scale-time.svg, scale-memory.svg; a Markdown table."""
+    """scale.csv, scale-time.png, scale-memory.png; a Markdown table."""
     _write_csv(outdir / "scale.csv", rows, SCALE_KEYS)
     ok = [r for r in rows if "error" not in r]
-    (outdir / "scale-time.svg").write_text(plot.curves_svg(
-        {"arm all (s)": [(r["watches"], r["arm_s"]) for r in ok],
-         "all heard (s)": [(r["watches"], r.get("all_heard_s")) for r in ok]},
-        "watched directories", "seconds", "Arming and hearing N watches"))
-    (outdir / "scale-memory.svg").write_text(plot.curves_svg(
-        {"client, armed (B/watch)": [(r["watches"],
-                                      r["client_bytes_per_watch"])
-                                     for r in ok],
-         "client, after (B/watch)": [(r["watches"],
-                                      r["client_bytes_after_per_watch"])
-                                     for r in ok],
-         "client, the remote watch's (B/watch)": [
-             (r["watches"], r.get("remote_bytes_per_watch")) for r in ok],
-         "smbd (B/watch)": [(r["watches"], r["smbd_kib_per_watch"] * 1024)
-                            for r in ok]},
-        "watched directories", "bytes per watch", "Memory per watch"))
+    plot.curves(outdir / "scale-time.png", [("seconds", {
+        "arm all": [(r["watches"], r["arm_s"]) for r in ok],
+        "all heard": [(r["watches"], r.get("all_heard_s")) for r in ok]})],
+        "watched directories", "Arming and hearing N watches")
+    plot.curves(outdir / "scale-memory.png", [
+        ("client memory per watch (B)", {
+            "armed": [(r["watches"], r["client_bytes_per_watch"])
+                      for r in ok],
+            "of it the remote watch's": [
+                (r["watches"], r.get("remote_bytes_per_watch")) for r in ok],
+            "after release": [(r["watches"],
+                               r["client_bytes_after_per_watch"])
+                              for r in ok]}),
+        ("smbd memory per watch (KiB)", {
+            "smbd": [(r["watches"], r["smbd_kib_per_watch"]) for r in ok]})],
+        "watched directories", "Memory per watch")
     out = ["| watches | arm all | all heard | client memory/watch | "
            "of it inotify's own (peer) | of it the remote watch's | "
            "after release | smbd memory/watch | server handles | credits | "
@@ -189,16 +189,18 @@ def write_scale(outdir, rows):
 
 
 def write_io(outdir, results):
-    """io.csv, io.svg (ratios as bars); a Markdown table."""
+    """io.csv, io.png (ratios as bars); a Markdown table."""
     rows = [dict(watches=n, **v) for n, v in results.items()]
     _write_csv(outdir / "io.csv", rows,
                ("watches", "meta", "write", "read", "meta_ratio",
                 "write_ratio", "read_ratio", "error"))
-    groups = {f"{n} watches": {k: v.get(f"{k}_ratio")
-                               for k in ("meta", "write", "read")}
+    groups = {f"{n} watches": {name: v.get(f"{k}_ratio")
+                               for k, name in (("meta", "metadata"),
+                                               ("write", "write"),
+                                               ("read", "read"))}
               for n, v in results.items() if "error" not in v}
-    (outdir / "io.svg").write_text(plot.bars_svg(
-        groups, "Ordinary I/O with remote watches armed"))
+    plot.bars(outdir / "io.png", groups,
+              "Ordinary I/O with remote watches armed (throughput)")
     out = ["| watches armed | metadata (files/s) | write (MiB/s) | "
            "read (MiB/s) |", "|---|---|---|---|"]
     for n, v in results.items():
@@ -213,11 +215,12 @@ def write_io(outdir, results):
 
 
 def write_bursts(outdir, rows):
-    """bursts.csv; a Markdown table."""
+    """bursts.csv, bursts.png; a Markdown table."""
     keys = ("files", "create_s", "named", "nameless", "overflows",
             "until_quiet_s", "client_cpu_s", "client_lists", "server_lists",
             "listing_equal", "error")
     _write_csv(outdir / "bursts.csv", rows, keys)
+    plot.bursts(outdir / "bursts.png", rows)
     out = ["| creates | events with a name | without | overflows | quiet "
            "after | client CPU | listing equal |",
            "|---|---|---|---|---|---|---|"]

@@ -1,6 +1,6 @@
 """`orchestrate.py bench`: how well remote notification works, against what
 users do today, on the running testbed, in one run: each measure's figures
-under runs/<run>/bench/ (results.json, a CSV per measure, SVG pictures)
+under runs/<run>/bench/ (results.json, a CSV per measure, PNG pictures)
 and a short summary on stdout.
 
 The testbed must be up with the kernel built without the debug checkers

@@ -36,6 +36,9 @@ REQUIREMENTS = [
     ("python3-pytest", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
     # checkpatch.pl's SPDX check (kernel check)
     ("python3-ply", "/usr/lib/python3/dist-packages/ply/__init__.py"),
+    # the bench's plots (bench/plot.py)
+    ("python3-matplotlib",
+     "/usr/lib/python3/dist-packages/matplotlib/__init__.py"),
 ]
 
 
