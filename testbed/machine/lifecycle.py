@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from ..common import host_packages
+from ..common import commands, host_packages
 from ..common.errors import TestbedError, UsageError
 from ..common.progress import Phase, fmt_secs, say
 from ..kernel import build as kernel_build
@@ -253,8 +253,15 @@ def _kernel_and_images(cache, repo, extra_config, bench):
     thread.start()
     try:
         kern = kernel_build.build_kernel(cache, repo, extra_config, bench=bench)
+    except KeyboardInterrupt:
+        # the images' commands end too (each runs in a process group of
+        # its own, which neither a Ctrl-C nor a kill of ours reaches), and
+        # their thread then stops; a failed kernel build lets them finish,
+        # for the next try
+        commands.stop_running()
+        raise
     finally:
-        thread.join()       # a Ctrl-C reaches debootstrap too: it ends
+        thread.join()
     if "error" in built:
         raise built["error"]
     return kern, built["images"]
