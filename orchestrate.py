@@ -31,7 +31,7 @@ def version():
     """The series under test, from its cover letter's subject."""
     try:
         head = (REPO / "kernel" / "0000-cover-letter.patch").read_text()
-        found = re.search(r"^Subject: \[PATCH (v\d+) ", head, re.M)
+        found = re.search(r"^Subject: \[(?:RFC )?PATCH (v\d+) ", head, re.M)
     except OSError:
         found = None
     return f"orchestrate.py (series {found.group(1) if found else 'v1'})"

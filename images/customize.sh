@@ -18,7 +18,8 @@ if [ "$role" = server ]; then
 	systemctl enable nfs-server.service rpcbind.socket >/dev/null 2>&1
 else
 	systemctl mask nfs-server.service nfs-kernel-server.service \
-		rpcbind.service rpcbind.socket rpc-statd.service >/dev/null 2>&1
+		rpcbind.service rpcbind.socket rpc-statd.service \
+		auditd.service >/dev/null 2>&1
 fi
 : >/etc/machine-id
 echo "$role" >/etc/hostname

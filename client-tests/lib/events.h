@@ -51,7 +51,10 @@ static inline void tb_parse_inotify(struct tb_events *evs, const char *buf,
 	}
 }
 
-/* Append the fanotify FID events in buf[0..len) (name from the DFID_NAME record). */
+/*
+ * Append the fanotify events in buf[0..len) (the name from a DFID_NAME
+ * record), closing the file an event without FIDs carries.
+ */
 static inline void tb_parse_fanotify(struct tb_events *evs, const char *buf,
 				     ssize_t len)
 {
@@ -61,8 +64,11 @@ static inline void tb_parse_fanotify(struct tb_events *evs, const char *buf,
 		const char *p = (const char *)(md + 1);
 		struct tb_event *e;
 
+		/* a group without FIDs hands over an open file: not kept */
+		if (md->fd >= 0)
+			close(md->fd);
 		if (evs->n >= TB_EVENTS_MAX)
-			break;
+			continue;
 		e = &evs->ev[evs->n++];
 		e->mask = md->mask;
 		e->cookie = 0;
@@ -122,21 +128,31 @@ static inline int tb_read_events(int fd, int fan, struct tb_events *evs,
 }
 
 /*
+ * Wait until smbd holds @want notify requests on share/@name (tb-serverd's
+ * "watched": notifyd's watches of it); 1 when it does, 0 after @seconds.
+ */
+static inline int tb_wait_watched(const char *name, long long want,
+				  double seconds)
+{
+	double end = tb_now() + seconds;
+	long long n;
+
+	do {
+		if (!tb_server(&n, "watched %s", name) && n == want)
+			return 1;
+		usleep(200 * 1000);
+	} while (tb_now() < end);
+	return 0;
+}
+
+/*
  * Wait until smbd holds a CHANGE_NOTIFY request on share/@name: inotify and
  * fanotify marks arm the remote watch without waiting for the server, so a
  * change made before that is not reported.  1 when it does.
  */
 static inline int tb_wait_remote_watch(const char *name, double seconds)
 {
-	double end = tb_now() + seconds;
-	long long n;
-
-	do {
-		if (!tb_server(&n, "watched %s", name) && n == 1)
-			return 1;
-		usleep(200 * 1000);
-	} while (tb_now() < end);
-	return 0;
+	return tb_wait_watched(name, 1, seconds);
 }
 
 /* How many of @evs have all of @mask's bits and the name @name. */

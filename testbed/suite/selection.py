@@ -19,15 +19,18 @@ CHECKS = ("kunit_boot", "kmemleak_client",
 # share's root (a change anywhere signals it), count what the whole client
 # holds (DebugData's watches, Stats, the watch cap), drop the client's
 # connections (tb-serverd's disconnect: multichannel, remote_watch),
-# inject faults (faults, fail_function) or load the guest (load_cifs).
+# inject faults (faults, fail_function) or load the guest (load_cifs,
+# inotify_cifs' burst).
 # Nor the peers: they start Python (watchmedo) and smbclient, whose start
 # beside four other cases outlasted their 15 s bounds (seen in a run).
 # Patterns as for -k; a repeat's "#N" is ignored.
 SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
-                "dnotify_semantics.*", "dnotify_tmpfs.*", "inotify_cifs.*",
-                "mounts.*", "multiuser_cifs.*", "share_basics.*")
+                "dnotify_semantics.*", "dnotify_tmpfs.*",
+                "fsnotify_groups.*", "inotify_cifs.*", "mounts.*",
+                "multiuser_cifs.*", "share_basics.*")
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
-                    "inotify_cifs.optin.*", "mounts.multichannel")
+                    "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
+                    "mounts.multichannel")
 # Of those, the longest (9 cases each) start first: a batch that ended
 # with them would run them with fewer beside them.
 SIDE_BY_SIDE_FIRST = ("mounts.*",)
