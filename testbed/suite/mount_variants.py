@@ -6,7 +6,7 @@ the share on a mount point of its own (/mnt/variant-NAME), with a
 connection of its own (nosharesock), runs the chosen cases of the client
 programs there in one invocation each (TB_SHARE_MNT tells them where),
 and unmounts it whatever happened: /mnt/share stays as it is, and the
-variants can run side by side (cases.SIDE_BY_SIDE).
+variants can run side by side (selection.SIDE_BY_SIDE).
 
 The encrypted variant (`seal`) mounts //server/share-sealed, the same
 directory as a share of its own with `server smb encrypt = desired`, so
