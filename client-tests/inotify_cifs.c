@@ -16,7 +16,6 @@
  * event reaches inotify or fanotify without F_NOTIFY (v1: with one, echoes
  * and nameless or doubled events).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -300,21 +299,6 @@ static void read_burst(int in, struct burst_seen *s, double seconds,
 	}
 }
 
-/* Entries of @path, but "." and ".."; -1 when it cannot be read. */
-static int count_listed(const char *path)
-{
-	struct dirent *de;
-	DIR *d = opendir(path);
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 #define BURST	3000
 
 /*
@@ -340,7 +324,7 @@ TEST_F_TIMEOUT(inotify, burst_is_names_or_q_overflow_never_nameless, 300)
 			TH_LOG("creates were lost and nothing said so");
 	ASSERT_EQ(0, tb_server(&on_server, "count %s", self->d.name));
 	EXPECT_EQ(BURST, on_server);
-	EXPECT_EQ(on_server, count_listed(self->d.path));
+	EXPECT_EQ(on_server, tb_count_entries(self->d.path));
 	/* on the server's disk: 3,000 unlinks over SMB take minutes here */
 	ASSERT_EQ(0, tb_server(NULL, "rmtree %s", self->d.name));
 	ASSERT_EQ(0, tb_server(NULL, "mkdir %s", self->d.name));

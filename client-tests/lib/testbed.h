@@ -215,6 +215,21 @@ static inline int tb_dir_lists(const char *dir, const char *name)
 	return found;
 }
 
+/* Entries of @dir, but "." and ".."; -1 when it cannot be read. */
+static inline long long tb_count_entries(const char *dir)
+{
+	struct dirent *de;
+	long long n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
 /* Poll tb_dir_lists() for at most `seconds`; 1 when seen. */
 static inline int tb_wait_listed(const char *dir, const char *name, double seconds)
 {

@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/mark.h"
+#include "lib/testbed.h"
 
 #define MAX_LINE 4096
 
@@ -330,20 +330,6 @@ static int remove_entry(const char *path, const struct stat *st, int type,
 	return remove(path);
 }
 
-static long long count_entries(const char *dir)
-{
-	struct dirent *de;
-	long long n = 0;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /*
  * One request from @peer: returns 0 or -1 with errno set; *val for
  * stat/exists/opens/disconnect.
@@ -397,7 +383,7 @@ static int handle(char *line, const char *peer, long long *val)
 	if (!strcmp(op, "rmtree"))
 		return nftw(a, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (!strcmp(op, "count")) {
-		*val = count_entries(a);
+		*val = tb_count_entries(a);
 		return *val < 0 ? -1 : 0;
 	}
 	if (!strcmp(op, "notifies")) {
