@@ -67,7 +67,7 @@ def measure(run, conf, counts):
         base = results.get(0, figures)
         for key in ("meta", "write", "read"):
             figures[f"{key}_ratio"] = stats.ratio(figures[key],
-                                                        base.get(key))
+                                                  base.get(key))
         results[n] = figures
         say(f"    I/O with {n} watches: metadata {figures['meta']:.0f} "
             f"files/s, write {figures['write']:.1f} MiB/s, read "

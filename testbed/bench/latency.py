@@ -153,7 +153,7 @@ def analyse(markers, dirname, armed, outs, busy_jiffies, hz=100):
         entry = {"what": what, "available": name in armed}
         if name in armed:
             lat, missed = stats.pair(changes, delivered.get(name, {}),
-                                           BOUND)
+                                     BOUND)
             entry.update(stats.summarize(lat, missed))
             entry["latencies"] = lat
             cpu = [stats.per_change_cpu_us(line, len(changes))

@@ -34,7 +34,7 @@ def latency_rows(passes, watchers):
                 mine and mine[0], theirs and theirs[0])
         mine, theirs = r.get("p99"), by.get("smbclient", {}).get("p99")
         r["p99_vs_smbclient"] = stats.ratio(mine and mine[0],
-                                                  theirs and theirs[0])
+                                            theirs and theirs[0])
     return rows
 
 

@@ -112,9 +112,8 @@ def run_bench(cache, repo, measures=None, quick=False, repeat=1,
         with Phase(f"latency: {len(latency.WATCHERS)} watchers, "
                    f"{params['changes']} changes x {repeat}"):
             passes = latency.measure(run, conf, params["changes"],
-                                           params["spacing"], repeat)
-        rows = report.write_latency(outdir, passes,
-                                          latency.WATCHERS)
+                                     params["spacing"], repeat)
+        rows = report.write_latency(outdir, passes, latency.WATCHERS)
         results["measures"]["latency"] = {"params": params, "rows": rows,
                                           "passes": passes}
         summary += ["", "Latency from a server-side create to the watcher's "

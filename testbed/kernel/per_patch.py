@@ -87,9 +87,10 @@ def _build_each(cache, tree, build, commits, log):
     rows = []
     cmd, env = kernel_build.make_command(cache, tree, build)
     for commit in commits:
-        subject = kernel_build._git(tree, "log", "-1", "--format=%s", commit).strip()
-        touched = kernel_build._git(tree, "diff", "--name-only", f"{commit}~1",
-                              commit).split()
+        subject = kernel_build._git(tree, "log", "-1", "--format=%s",
+                                    commit).strip()
+        touched = kernel_build._git(tree, "diff", "--name-only",
+                                    f"{commit}~1", commit).split()
         kernel_build._git(tree, "checkout", "-q", "--detach", commit)
         start = len(log.read_text(errors="replace")) if log.exists() else 0
         t0 = time.monotonic()
@@ -133,7 +134,7 @@ def check_series(cache, repo):
                          "'kernel reset' first, so what is checked is kernel/")
     patches = kernel_build.series(repo)
     commits = kernel_build._git(tree, "rev-list", "--reverse",
-                          "pristine..HEAD").split()
+                                "pristine..HEAD").split()
     if len(commits) != len(patches):
         raise TestbedError(f"{len(commits)} commits in the tree but "
                            f"{len(patches)} patches in kernel/")
@@ -145,7 +146,7 @@ def check_series(cache, repo):
         builds = _build_each(cache, tree, build, commits, log)
     finally:
         kernel_build._git(tree, "checkout", "-q", head if head != "HEAD"
-                    else commits[-1], check=False)
+                          else commits[-1], check=False)
     checks = _checkpatch(tree, patches)
     ok = True
     say(f"series check ({len(patches)} patches; log {log}):")

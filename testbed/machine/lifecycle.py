@@ -238,7 +238,8 @@ def _kernel_and_images(cache, repo, extra_config, bench):
     disk more than on the CPU), so that a cold set-up pays the longer of
     the two rather than their sum."""
     if images.complete(images.image_paths(cache, repo)):
-        return (kernel_build.build_kernel(cache, repo, extra_config, bench=bench),
+        return (kernel_build.build_kernel(cache, repo, extra_config,
+                                          bench=bench),
                 images.build_images(cache, repo))
     host_packages.require_root("building the guest images")
     built = {}
@@ -252,7 +253,8 @@ def _kernel_and_images(cache, repo, extra_config, bench):
     thread = threading.Thread(target=build_images, name="images")
     thread.start()
     try:
-        kern = kernel_build.build_kernel(cache, repo, extra_config, bench=bench)
+        kern = kernel_build.build_kernel(cache, repo, extra_config,
+                                         bench=bench)
     except KeyboardInterrupt:
         # the images' commands end too (each runs in a process group of
         # its own, which neither a Ctrl-C nor a kill of ours reaches), and

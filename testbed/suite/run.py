@@ -323,7 +323,8 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
         # for the slowest of them, not one at each case that must run
         # alone), the longest of them first
         entries.sort(key=lambda entry: selection.run_rank(entry[0]))
-    together = [(name, fn, selection.side_by_side(name)) for name, fn in entries]
+    together = [(name, fn, selection.side_by_side(name))
+                for name, fn in entries]
     results = scheduler.in_order(
         together, jobs, lambda name, fn: _call(run, name, fn, dead, t0))
     for number, (name, (ok, text, why, counts)) in enumerate(results, 1):
