@@ -26,7 +26,8 @@ CHECKS = ("kunit_boot", "kmemleak_client",
 # Patterns as for -k; a repeat's "#N" is ignored.
 SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
                 "dnotify_semantics.*", "dnotify_tmpfs.*",
-                "fsnotify_groups.*", "inotify_cifs.*", "mounts.*",
+                "fsnotify_groups.*", "inotify_cifs.*", "inotify_self.*",
+                "mounts.*",
                 "multiuser_cifs.*", "share_basics.*")
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inotify_self: a watch on a file of a CIFS mount, and the events a watched
+ * object gets about itself, when the change is made on the server (its own
+ * disk, or a second SMB session): the file's data changed (IN_MODIFY), the
+ * file or directory removed (IN_ATTRIB for a file's link count, then
+ * IN_DELETE_SELF and IN_IGNORED: the watch ends), renamed (IN_MOVE_SELF,
+ * and the watch goes on hearing it under its new name), replaced by a
+ * rename over its name (an editor's save). For each, the same watch on a
+ * tmpfs in the same guest, with the same change made locally, gives the
+ * events the CIFS watcher must get, in the same order.
+ *
+ * Without the series' watches of files and self events (series v2 and
+ * before) each case fails: a file's watcher hears nothing of the server,
+ * and a watched object removed there leaves its watch silent forever.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "lib/testbed.h"
+#include "lib/events.h"
+#include "kselftest_harness.h"
+
+#define WAIT		15.0	/* for an event that must come */
+#define QUIET		2.5	/* after it, for a repeat (echo window 2 s) */
+/* what a server can report of a file itself; no open, access or close */
+#define IN_SELF		(IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | \
+			 IN_MOVE_SELF)
+
+FIXTURE(self) {
+	struct tb_dir d;
+	char file[192];		/* d/f on the client */
+	int in;
+	struct tb_events evs;
+	char log[2048];
+};
+
+FIXTURE_SETUP(self)
+{
+	ASSERT_EQ(0, tb_server_dir(&self->d, "self"));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/f", self->d.name));
+	snprintf(self->file, sizeof(self->file), "%s/f", self->d.path);
+	ASSERT_EQ(1, tb_wait_file(self->file, WAIT));
+	self->in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, self->in);
+	memset(&self->evs, 0, sizeof(self->evs));
+}
+
+FIXTURE_TEARDOWN(self)
+{
+	close(self->in);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+}
+
+/*
+ * Watch @path for @mask and wait until smbd holds a request on the
+ * directory share/@dir that reports it.
+ */
+#define WATCH(self, path, mask, dir) do { \
+	ASSERT_LE(0, inotify_add_watch((self)->in, (path), (mask))); \
+	ASSERT_EQ(1, tb_wait_remote_watch((dir), WAIT)) \
+		TH_LOG("smbd holds no notify request on %s", (dir)); \
+} while (0)
+
+/* Read what the watcher gets for one change, and forget what came before. */
+#define COLLECT(self) do { \
+	memset(&(self)->evs, 0, sizeof((self)->evs)); \
+	tb_read_events((self)->in, 0, &(self)->evs, WAIT, QUIET); \
+	TH_LOG("cifs: %s", tb_events_str(&(self)->evs, (self)->log, \
+					   sizeof((self)->log))); \
+} while (0)
+
+/* A local change on tmpfs, the reference: made in the directory @dir. */
+typedef int (*local_op_t)(const char *dir);
+
+/*
+ * What a watch for @mask on @what ("f", or "sub" made as a directory) in a
+ * fresh tmpfs directory gets when @op changes it locally.
+ */
+static void tmpfs_reference(const char *what, uint32_t mask, local_op_t op,
+			    struct tb_events *ref)
+{
+	char tmp[] = "/tmp/self-XXXXXX", path[256], log[1024];
+	int in, fd;
+
+	memset(ref, 0, sizeof(*ref));
+	if (!mkdtemp(tmp))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", tmp, what);
+	if (!strcmp(what, "sub")) {
+		if (mkdir(path, 0755))
+			return;
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT, 0644);
+		if (fd < 0)
+			return;
+		close(fd);
+	}
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (in >= 0 && inotify_add_watch(in, path, mask) >= 0 && !op(tmp))
+		tb_read_events(in, 0, ref, 1.0, 0.5);
+	if (in >= 0)
+		close(in);
+	tb_remove_tree(tmp);
+	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+}
+
+/* Whether @got has @ref's events, masks and names, in the same order. */
+static int same_events(const struct tb_events *ref, const struct tb_events *got)
+{
+	int i;
+
+	if (!ref->n || ref->n != got->n)
+		return 0;
+	for (i = 0; i < ref->n; i++)
+		if (ref->ev[i].mask != got->ev[i].mask ||
+		    strcmp(ref->ev[i].name, got->ev[i].name))
+			return 0;
+	return 1;
+}
+
+static int local_append(const char *dir)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/f", dir);
+	fd = open(p, O_WRONLY | O_APPEND);
+	if (fd < 0 || write(fd, "0123456789", 10) != 10)
+		return -1;
+	return close(fd);
+}
+
+static int local_unlink(const char *dir)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/f", dir);
+	return unlink(p);
+}
+
+static int local_rmdir(const char *dir)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	return rmdir(p);
+}
+
+static int local_rename(const char *dir)
+{
+	char a[256], b[256];
+
+	snprintf(a, sizeof(a), "%s/f", dir);
+	snprintf(b, sizeof(b), "%s/g", dir);
+	return rename(a, b);
+}
+
+/* An editor's save: a new file written beside it, renamed over it. */
+static int local_save(const char *dir)
+{
+	char a[256], b[256];
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/f.new", dir);
+	snprintf(b, sizeof(b), "%s/f", dir);
+	fd = open(a, O_WRONLY | O_CREAT, 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return rename(a, b);
+}
+
+TEST_F_TIMEOUT(self, file_hears_server_append, 90)
+{
+	struct tb_events ref;
+
+	tmpfs_reference("f", IN_SELF, local_append, &ref);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, tb_server(NULL, "write %s/f 10", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, ""));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+}
+
+TEST_F_TIMEOUT(self, file_removed_on_server_ends_the_watch, 90)
+{
+	struct tb_events ref;
+
+	tmpfs_reference("f", IN_SELF, local_unlink, &ref);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/f", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE_SELF, ""));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_IGNORED, ""));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+	/* the watch ended: smbd's handle on the directory goes with it */
+	EXPECT_EQ(1, tb_wait_watched(self->d.name, 0, WAIT));
+}
+
+TEST_F_TIMEOUT(self, file_renamed_by_another_client_is_still_heard, 120)
+{
+	struct tb_events ref;
+
+	tmpfs_reference("f", IN_SELF, local_rename, &ref);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, tb_second_session("rename %s\\f %s\\g", self->d.name,
+				       self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVE_SELF, ""));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+	/* the watch follows the file, as on tmpfs */
+	ASSERT_EQ(0, tb_server(NULL, "write %s/g 10", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, ""));
+}
+
+TEST_F_TIMEOUT(self, file_replaced_by_a_save_on_server_ends_the_watch, 120)
+{
+	struct tb_events ref;
+
+	tmpfs_reference("f", IN_SELF, local_save, &ref);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/f.new", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "rename %s/f.new %s/f", self->d.name,
+			       self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE_SELF, ""));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_IGNORED, ""));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+}
+
+TEST_F_TIMEOUT(self, dir_removed_by_another_client_ends_the_watch, 120)
+{
+	char sub[192], subname[96];
+	struct tb_events ref;
+
+	tmpfs_reference("sub", IN_ALL_EVENTS, local_rmdir, &ref);
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/sub", self->d.name));
+	snprintf(sub, sizeof(sub), "%s/sub", self->d.path);
+	snprintf(subname, sizeof(subname), "%s/sub", self->d.name);
+	ASSERT_EQ(1, tb_wait_file(sub, WAIT));
+	ASSERT_LE(0, inotify_add_watch(self->in, sub, IN_ALL_EVENTS));
+	/* its own watch for its children, its parent's for itself */
+	ASSERT_EQ(1, tb_wait_remote_watch(subname, WAIT));
+	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
+	ASSERT_EQ(0, tb_second_session("rmdir %s\\sub", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE_SELF, ""));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_IGNORED, ""));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+}
+
+TEST_F_TIMEOUT(self, local_append_is_heard_once, 90)
+{
+	struct tb_events ref;
+
+	tmpfs_reference("f", IN_SELF, local_append, &ref);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, local_append(self->d.path));
+	/* then the server's echo would come, within the window */
+	tb_read_events(self->in, 0, &self->evs, 6.0, 4.0);
+	TH_LOG("cifs: %s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	EXPECT_TRUE(same_events(&ref, &self->evs));
+}
+
+TEST_HARNESS_MAIN
