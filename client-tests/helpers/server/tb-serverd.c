@@ -249,7 +249,11 @@ static long long count_notifies(const char *path)
 	long long n = 0;
 	FILE *p;
 
-	snprintf(want, sizeof(want), "%s/%s\\", share_root, path);
+	/* "." is the share's root, which smbstatus names without a slash */
+	if (!strcmp(path, "."))
+		snprintf(want, sizeof(want), "%s\\", share_root);
+	else
+		snprintf(want, sizeof(want), "%s/%s\\", share_root, path);
 	p = popen("smbstatus -N 2>/dev/null", "r");
 	if (!p)
 		return -1;

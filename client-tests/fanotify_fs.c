@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fanotify_fs: a fanotify mark on the whole CIFS filesystem
+ * (FAN_MARK_FILESYSTEM) hears what changes on the server anywhere in the
+ * share, in directories the client never looked up too, as a local change
+ * is reported: the event, the file handle of the directory it happened in,
+ * and the name.  The reference is the same mark on a private tmpfs in the
+ * same guest, with the same change made locally.
+ *
+ * Without the series' tree watch (series v2 and before) the mark hears
+ * nothing of a change in a directory that no inode mark watches, and the
+ * server holds no request for it.
+ *
+ * The mark sees every change on the mount: these cases do not run beside
+ * others.
+ */
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "lib/testbed.h"
+#include "lib/events.h"
+#include "kselftest_harness.h"
+
+#ifndef AT_HANDLE_FID
+#define AT_HANDLE_FID		0x200	/* linux/fcntl.h, 6.5 */
+#endif
+
+#define WAIT		20.0	/* for an event that must come */
+#define QUIET		3.0	/* after it, for a repeat (echo window 2 s) */
+#define MAX_EVENTS	32
+
+/* An event as a filesystem mark reports it: mask, directory, name. */
+struct fs_event {
+	uint32_t mask;
+	unsigned char fh[64];	/* the directory's handle, type first */
+	unsigned int fh_len;
+	char name[256];
+};
+
+struct fs_events {
+	int n;
+	struct fs_event ev[MAX_EVENTS];
+};
+
+/* Append the DFID_NAME events in buf[0..len) to @evs. */
+static void parse_events(struct fs_events *evs, const char *buf, ssize_t len)
+{
+	const struct fanotify_event_metadata *md = (const void *)buf;
+
+	for (; FAN_EVENT_OK(md, len); md = FAN_EVENT_NEXT(md, len)) {
+		const char *p = (const char *)(md + 1);
+		struct fs_event *e;
+
+		if (md->fd >= 0)
+			close(md->fd);
+		if (evs->n >= MAX_EVENTS)
+			continue;
+		e = &evs->ev[evs->n++];
+		memset(e, 0, sizeof(*e));
+		e->mask = md->mask;
+		while (p < (const char *)md + md->event_len) {
+			const struct fanotify_event_info_fid *fid = (const void *)p;
+			const struct file_handle *fh = (const void *)fid->handle;
+
+			if (fid->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+			    fh->handle_bytes <= sizeof(e->fh) - sizeof(int)) {
+				memcpy(e->fh, &fh->handle_type, sizeof(int));
+				memcpy(e->fh + sizeof(int), fh->f_handle,
+				       fh->handle_bytes);
+				e->fh_len = sizeof(int) + fh->handle_bytes;
+				snprintf(e->name, sizeof(e->name), "%s",
+					 (const char *)fh->f_handle +
+					 fh->handle_bytes);
+			}
+			if (!fid->hdr.len)
+				break;
+			p += fid->hdr.len;
+		}
+	}
+}
+
+/* Read until @quiet seconds pass without an event after one, or @seconds. */
+static int read_events(int fan, struct fs_events *evs, double seconds,
+		       double quiet)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	double end = tb_now() + seconds, last = 0;
+
+	memset(evs, 0, sizeof(*evs));
+	for (;;) {
+		struct pollfd pfd = { .fd = fan, .events = POLLIN };
+		double now = tb_now(), left = end - now;
+		ssize_t len;
+
+		if (last > 0 && now - last >= quiet)
+			break;
+		if (last > 0 && last + quiet - now < left)
+			left = last + quiet - now;
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		len = read(fan, buf, sizeof(buf));
+		if (len <= 0)
+			break;
+		parse_events(evs, buf, len);
+		last = tb_now();
+	}
+	return evs->n;
+}
+
+/* The handle fanotify reports for the directory @path, as parse_events() keeps it. */
+static int dir_handle(const char *path, unsigned char *out, unsigned int *len)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[64];
+	} h;
+	int mnt_id;
+
+	h.fh.handle_bytes = sizeof(h.buf);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt_id, AT_HANDLE_FID))
+		return -1;
+	memcpy(out, &h.fh.handle_type, sizeof(int));
+	memcpy(out + sizeof(int), h.fh.f_handle, h.fh.handle_bytes);
+	*len = sizeof(int) + h.fh.handle_bytes;
+	return 0;
+}
+
+/* Whether @e happened in the directory @dir, by its handle. */
+static int in_dir(const struct fs_event *e, const char *dir)
+{
+	unsigned char fh[64];
+	unsigned int len;
+
+	return !dir_handle(dir, fh, &len) && len == e->fh_len &&
+	       !memcmp(fh, e->fh, len);
+}
+
+static const char *events_str(const struct fs_events *evs, char *buf,
+			      size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < evs->n && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s0x%x %s",
+				i ? ", " : "", evs->ev[i].mask,
+				evs->ev[i].name);
+	return buf;
+}
+
+/* A fanotify group that reports directories and names, remote changes too. */
+static int fs_group(void)
+{
+	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+			     FAN_REPORT_REMOTE, O_RDONLY);
+}
+
+/*
+ * The reference: a filesystem mark for @mask on a private tmpfs, then
+ * mkdir -p a/b, the mark, and a/b/@name made (a directory with @dir) there.
+ * Its events in @ref, and whether each names a/b by its handle.
+ */
+static void tmpfs_reference(uint32_t mask, const char *name, int dir,
+			    struct fs_events *ref, int *in_b)
+{
+	char tmp[] = "/tmp/fsm-XXXXXX", b[64], p[128], log[512];
+	int fan = -1, fd, i;
+
+	memset(ref, 0, sizeof(*ref));
+	*in_b = 0;
+	if (!mkdtemp(tmp))
+		return;
+	if (mount("tmpfs", tmp, "tmpfs", 0, "size=1m"))
+		goto out_rm;
+	snprintf(b, sizeof(b), "%s/a", tmp);
+	mkdir(b, 0755);
+	snprintf(b, sizeof(b), "%s/a/b", tmp);
+	mkdir(b, 0755);
+	snprintf(p, sizeof(p), "%s/%s", b, name);
+	fan = fs_group();
+	if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				     mask, AT_FDCWD, tmp))
+		goto out;
+	if (dir) {
+		mkdir(p, 0755);
+	} else {
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	read_events(fan, ref, 2.0, 1.0);
+	*in_b = ref->n > 0;
+	for (i = 0; i < ref->n; i++)
+		*in_b &= in_dir(&ref->ev[i], b);
+out:
+	if (fan >= 0)
+		close(fan);
+	umount2(tmp, MNT_DETACH);
+out_rm:
+	rmdir(tmp);
+	fprintf(stderr, "# tmpfs: %s\n", events_str(ref, log, sizeof(log)));
+}
+
+FIXTURE(fsmark) {
+	struct tb_dir d;
+	char b[192];		/* d/a/b on the client */
+	int fan;
+	struct fs_events evs;
+	char log[2048];
+};
+
+/*
+ * d/a/b made on the server's disk: the client lists d in the share's root
+ * but has never looked up a or a/b.
+ */
+FIXTURE_SETUP(fsmark)
+{
+	ASSERT_EQ(0, tb_server_dir(&self->d, "fsm"));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a/b", self->d.name));
+	snprintf(self->b, sizeof(self->b), "%s/a/b", self->d.path);
+	self->fan = fs_group();
+	ASSERT_LE(0, self->fan) TH_LOG("fanotify_init: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(fsmark)
+{
+	close(self->fan);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+}
+
+/* Mark the whole filesystem for @mask; wait until smbd holds a request on its root. */
+#define MARK_FS(self, mask) do { \
+	long long n_ = 0; \
+	double end_ = tb_now() + WAIT; \
+	ASSERT_EQ(0, fanotify_mark((self)->fan, FAN_MARK_ADD | \
+				   FAN_MARK_FILESYSTEM, (mask), AT_FDCWD, \
+				   tb_share_mnt())) \
+		TH_LOG("fanotify_mark(FAN_MARK_FILESYSTEM): %s", \
+		       strerror(errno)); \
+	while (tb_now() < end_ && \
+	       (tb_server(&n_, "notifies .") || n_ < 1)) \
+		usleep(200 * 1000); \
+	ASSERT_LE(1, n_) TH_LOG("smbd holds no notify request on the root"); \
+} while (0)
+
+#define COLLECT(self) do { \
+	read_events((self)->fan, &(self)->evs, WAIT, QUIET); \
+	TH_LOG("cifs: %s", events_str(&(self)->evs, (self)->log, \
+				      sizeof((self)->log))); \
+} while (0)
+
+/*
+ * Another client makes a directory in a/b, which this client never looked
+ * up: one FAN_CREATE|FAN_ONDIR, naming a/b by its handle, as on tmpfs.
+ */
+TEST_F_TIMEOUT(fsmark, mkdir_in_unvisited_dir_by_another_client, 120)
+{
+	struct fs_events ref;
+	int ref_in_b;
+
+	tmpfs_reference(FAN_CREATE | FAN_ONDIR, "new", 1, &ref, &ref_in_b);
+	ASSERT_EQ(1, ref.n);
+	ASSERT_EQ(1, ref_in_b);
+	MARK_FS(self, FAN_CREATE | FAN_ONDIR);
+	ASSERT_EQ(0, tb_second_session("mkdir %s/a/b/new", self->d.name));
+	COLLECT(self);
+	ASSERT_EQ(ref.n, self->evs.n);
+	EXPECT_EQ(ref.ev[0].mask, self->evs.ev[0].mask);
+	EXPECT_STREQ("new", self->evs.ev[0].name);
+	EXPECT_EQ(1, in_dir(&self->evs.ev[0], self->b))
+		TH_LOG("the event does not name %s by its handle", self->b);
+}
+
+/*
+ * The same for a file another client writes there: FAN_CREATE, naming a/b
+ * and the file, as on tmpfs (which also reports the write: FAN_CREATE is
+ * the one asked for).
+ */
+TEST_F_TIMEOUT(fsmark, file_put_in_unvisited_dir_by_another_client, 120)
+{
+	struct fs_events ref;
+	int ref_in_b;
+
+	tmpfs_reference(FAN_CREATE, "put", 0, &ref, &ref_in_b);
+	ASSERT_EQ(1, ref.n);
+	ASSERT_EQ(1, ref_in_b);
+	MARK_FS(self, FAN_CREATE);
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/b/put",
+				       self->d.name));
+	COLLECT(self);
+	ASSERT_EQ(ref.n, self->evs.n);
+	EXPECT_EQ(ref.ev[0].mask, self->evs.ev[0].mask);
+	EXPECT_STREQ("put", self->evs.ev[0].name);
+	EXPECT_EQ(1, in_dir(&self->evs.ev[0], self->b));
+}
+
+/*
+ * A directory made through this mount is reported once, by the local
+ * operation: the server's echo of it through the tree watch is dropped.
+ */
+TEST_F_TIMEOUT(fsmark, local_mkdir_is_heard_once, 120)
+{
+	char p[256];
+
+	/* looked up now, as a local mkdir needs */
+	ASSERT_EQ(1, tb_wait_file(self->b, WAIT));
+	MARK_FS(self, FAN_CREATE | FAN_ONDIR);
+	snprintf(p, sizeof(p), "%s/local", self->b);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	COLLECT(self);
+	ASSERT_EQ(1, self->evs.n);
+	EXPECT_EQ((uint32_t)(FAN_CREATE | FAN_ONDIR), self->evs.ev[0].mask);
+	EXPECT_STREQ("local", self->evs.ev[0].name);
+}
+
+/*
+ * A directory some other watcher watches for creates only: a file there
+ * rewritten by another client is still one FAN_MODIFY for the filesystem
+ * mark, which its own watch of the share hears, whatever the directory's
+ * watch asked the server for.  On the tmpfs, the same rewrite is one
+ * FAN_MODIFY too.
+ */
+TEST_F_TIMEOUT(fsmark, write_in_dir_watched_for_creates_only, 120)
+{
+	char log[256];
+	int in, n;
+
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/f", self->d.name));
+	ASSERT_EQ(1, tb_wait_file(self->b, WAIT));
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, inotify_add_watch(in, self->b, IN_CREATE));
+	snprintf(log, sizeof(log), "%s/a/b", self->d.name);
+	ASSERT_EQ(1, tb_wait_remote_watch(log, WAIT))
+		TH_LOG("smbd holds no notify request on %s", log);
+	MARK_FS(self, FAN_MODIFY);
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/b/f",
+				       self->d.name));
+	COLLECT(self);
+	close(in);
+	n = 0;
+	for (int i = 0; i < self->evs.n; i++)
+		n += (self->evs.ev[i].mask & FAN_MODIFY) &&
+		     !strcmp(self->evs.ev[i].name, "f");
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(n, self->evs.n);
+	if (n)
+		EXPECT_EQ(1, in_dir(&self->evs.ev[0], self->b));
+}
+
+/*
+ * The mark removed, the server holds no request on the root any more: the
+ * tree watch ends with the last filesystem mark.
+ */
+TEST_F_TIMEOUT(fsmark, unmark_ends_the_tree_watch, 120)
+{
+	long long n = -1;
+	double end;
+
+	MARK_FS(self, FAN_CREATE);
+	ASSERT_EQ(0, fanotify_mark(self->fan, FAN_MARK_REMOVE |
+				   FAN_MARK_FILESYSTEM, FAN_CREATE, AT_FDCWD,
+				   tb_share_mnt()));
+	end = tb_now() + WAIT;
+	do {
+		if (!tb_server(&n, "notifies .") && n == 0)
+			break;
+		usleep(250 * 1000);
+	} while (tb_now() < end);
+	EXPECT_EQ(0, n);
+}
+
+TEST_HARNESS_MAIN
