@@ -28,89 +28,8 @@
 
 #define WAIT		20.0	/* for an event that must come */
 #define QUIET		3.0	/* after it, for a repeat (echo window 2 s) */
-#define MAX_EVENTS	32
 
-/* An event as a filesystem mark reports it: mask, directory, name. */
-struct fs_event {
-	uint32_t mask;
-	unsigned char fh[64];	/* the directory's handle, type first */
-	unsigned int fh_len;
-	char name[256];
-};
-
-struct fs_events {
-	int n;
-	struct fs_event ev[MAX_EVENTS];
-};
-
-/* Append the DFID_NAME events in buf[0..len) to @evs. */
-static void parse_events(struct fs_events *evs, const char *buf, ssize_t len)
-{
-	const struct fanotify_event_metadata *md = (const void *)buf;
-
-	for (; FAN_EVENT_OK(md, len); md = FAN_EVENT_NEXT(md, len)) {
-		const char *p = (const char *)(md + 1);
-		struct fs_event *e;
-
-		if (md->fd >= 0)
-			close(md->fd);
-		if (evs->n >= MAX_EVENTS)
-			continue;
-		e = &evs->ev[evs->n++];
-		memset(e, 0, sizeof(*e));
-		e->mask = md->mask;
-		while (p < (const char *)md + md->event_len) {
-			const struct fanotify_event_info_fid *fid = (const void *)p;
-			const struct file_handle *fh = (const void *)fid->handle;
-
-			if (fid->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
-			    fh->handle_bytes <= sizeof(e->fh) - sizeof(int)) {
-				memcpy(e->fh, &fh->handle_type, sizeof(int));
-				memcpy(e->fh + sizeof(int), fh->f_handle,
-				       fh->handle_bytes);
-				e->fh_len = sizeof(int) + fh->handle_bytes;
-				snprintf(e->name, sizeof(e->name), "%s",
-					 (const char *)fh->f_handle +
-					 fh->handle_bytes);
-			}
-			if (!fid->hdr.len)
-				break;
-			p += fid->hdr.len;
-		}
-	}
-}
-
-/* Read until @quiet seconds pass without an event after one, or @seconds. */
-static int read_events(int fan, struct fs_events *evs, double seconds,
-		       double quiet)
-{
-	char buf[8192] __attribute__((aligned(8)));
-	double end = tb_now() + seconds, last = 0;
-
-	memset(evs, 0, sizeof(*evs));
-	for (;;) {
-		struct pollfd pfd = { .fd = fan, .events = POLLIN };
-		double now = tb_now(), left = end - now;
-		ssize_t len;
-
-		if (last > 0 && now - last >= quiet)
-			break;
-		if (last > 0 && last + quiet - now < left)
-			left = last + quiet - now;
-		if (left <= 0)
-			break;
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
-			continue;
-		len = read(fan, buf, sizeof(buf));
-		if (len <= 0)
-			break;
-		parse_events(evs, buf, len);
-		last = tb_now();
-	}
-	return evs->n;
-}
-
-/* The handle fanotify reports for the directory @path, as parse_events() keeps it. */
+/* The handle fanotify reports for the directory @path, as tb_event keeps it. */
 static int dir_handle(const char *path, unsigned char *out, unsigned int *len)
 {
 	struct {
@@ -129,27 +48,13 @@ static int dir_handle(const char *path, unsigned char *out, unsigned int *len)
 }
 
 /* Whether @e happened in the directory @dir, by its handle. */
-static int in_dir(const struct fs_event *e, const char *dir)
+static int in_dir(const struct tb_event *e, const char *dir)
 {
 	unsigned char fh[64];
 	unsigned int len;
 
 	return !dir_handle(dir, fh, &len) && len == e->fh_len &&
 	       !memcmp(fh, e->fh, len);
-}
-
-static const char *events_str(const struct fs_events *evs, char *buf,
-			      size_t len)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i < evs->n && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s0x%x %s",
-				i ? ", " : "", evs->ev[i].mask,
-				evs->ev[i].name);
-	return buf;
 }
 
 /* A fanotify group that reports directories and names, remote changes too. */
@@ -165,7 +70,7 @@ static int fs_group(void)
  * Its events in @ref, and whether each names a/b by its handle.
  */
 static void tmpfs_reference(uint32_t mask, const char *name, int dir,
-			    struct fs_events *ref, int *in_b)
+			    struct tb_events *ref, int *in_b)
 {
 	char tmp[] = "/tmp/fsm-XXXXXX", b[64], p[128], log[512];
 	int fan = -1, fd, i;
@@ -192,7 +97,7 @@ static void tmpfs_reference(uint32_t mask, const char *name, int dir,
 		if (fd >= 0)
 			close(fd);
 	}
-	read_events(fan, ref, 2.0, 1.0);
+	tb_read_events(fan, 1, ref, 2.0, 1.0);
 	*in_b = ref->n > 0;
 	for (i = 0; i < ref->n; i++)
 		*in_b &= in_dir(&ref->ev[i], b);
@@ -202,14 +107,14 @@ out:
 	umount2(tmp, MNT_DETACH);
 out_rm:
 	rmdir(tmp);
-	fprintf(stderr, "# tmpfs: %s\n", events_str(ref, log, sizeof(log)));
+	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
 }
 
 FIXTURE(fsmark) {
 	struct tb_dir d;
 	char b[192];		/* d/a/b on the client */
 	int fan;
-	struct fs_events evs;
+	struct tb_events evs;
 	char log[2048];
 };
 
@@ -250,9 +155,10 @@ FIXTURE_TEARDOWN(fsmark)
 } while (0)
 
 #define COLLECT(self) do { \
-	read_events((self)->fan, &(self)->evs, WAIT, QUIET); \
-	TH_LOG("cifs: %s", events_str(&(self)->evs, (self)->log, \
-				      sizeof((self)->log))); \
+	memset(&(self)->evs, 0, sizeof((self)->evs)); \
+	tb_read_events((self)->fan, 1, &(self)->evs, WAIT, QUIET); \
+	TH_LOG("cifs: %s", tb_events_str(&(self)->evs, (self)->log, \
+					 sizeof((self)->log))); \
 } while (0)
 
 /*
@@ -261,7 +167,7 @@ FIXTURE_TEARDOWN(fsmark)
  */
 TEST_F_TIMEOUT(fsmark, mkdir_in_unvisited_dir_by_another_client, 120)
 {
-	struct fs_events ref;
+	struct tb_events ref;
 	int ref_in_b;
 
 	tmpfs_reference(FAN_CREATE | FAN_ONDIR, "new", 1, &ref, &ref_in_b);
@@ -284,7 +190,7 @@ TEST_F_TIMEOUT(fsmark, mkdir_in_unvisited_dir_by_another_client, 120)
  */
 TEST_F_TIMEOUT(fsmark, file_put_in_unvisited_dir_by_another_client, 120)
 {
-	struct fs_events ref;
+	struct tb_events ref;
 	int ref_in_b;
 
 	tmpfs_reference(FAN_CREATE, "put", 0, &ref, &ref_in_b);

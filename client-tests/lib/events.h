@@ -23,6 +23,9 @@ struct tb_event {
 	uint32_t mask;		/* IN_* (inotify) or FAN_* (fanotify) */
 	uint32_t cookie;	/* inotify's rename cookie */
 	char name[256];
+	/* fanotify's DFID_NAME record: the directory's handle, type first */
+	unsigned char fh[64];
+	unsigned int fh_len;
 };
 
 struct tb_events {
@@ -52,8 +55,9 @@ static inline void tb_parse_inotify(struct tb_events *evs, const char *buf,
 }
 
 /*
- * Append the fanotify events in buf[0..len) (the name from a DFID_NAME
- * record), closing the file an event without FIDs carries.
+ * Append the fanotify events in buf[0..len) (the directory's handle and
+ * the name from a DFID_NAME record), closing the file an event without
+ * FIDs carries.
  */
 static inline void tb_parse_fanotify(struct tb_events *evs, const char *buf,
 				     ssize_t len)
@@ -73,6 +77,7 @@ static inline void tb_parse_fanotify(struct tb_events *evs, const char *buf,
 		e->mask = md->mask;
 		e->cookie = 0;
 		e->name[0] = '\0';
+		e->fh_len = 0;
 		while (p < (const char *)md + md->event_len) {
 			const struct fanotify_event_info_fid *fid = (const void *)p;
 
@@ -83,6 +88,12 @@ static inline void tb_parse_fanotify(struct tb_events *evs, const char *buf,
 						   fh->handle_bytes;
 
 				snprintf(e->name, sizeof(e->name), "%s", name);
+				if (fh->handle_bytes <= sizeof(e->fh) - sizeof(int)) {
+					memcpy(e->fh, &fh->handle_type, sizeof(int));
+					memcpy(e->fh + sizeof(int), fh->f_handle,
+					       fh->handle_bytes);
+					e->fh_len = sizeof(int) + fh->handle_bytes;
+				}
 			}
 			if (!fid->hdr.len)
 				break;
