@@ -278,7 +278,13 @@ def up(cache, repo, extra_config=(), kernel_dir=None, bench=False,
     the debug checkers; with `fresh`, boot even when a snapshot exists."""
     state, pids = running(cache)
     if state and all(pids.values()):
-        say(f"testbed already up (run {state['run']}); 'down' stops it")
+        running_kernel = Path(state.get("kernel", ""))
+        if kernel_dir and Path(kernel_dir).resolve() != running_kernel:
+            raise UsageError(f"the testbed runs the kernel {running_kernel}, "
+                             f"not --kernel {kernel_dir}: 'down' first")
+        say(f"testbed already up (run {state['run']}, kernel "
+            f"{running_kernel.name}); 'down' stops it, and the next 'up' "
+            "boots what kernel/ builds then")
         return state
     if state:
         say("cleaning up a run whose guests are gone")
