@@ -141,17 +141,13 @@ FIXTURE_TEARDOWN(fsmark)
 
 /* Mark the whole filesystem for @mask; wait until smbd holds a request on its root. */
 #define MARK_FS(self, mask) do { \
-	long long n_ = 0; \
-	double end_ = tb_now() + WAIT; \
 	ASSERT_EQ(0, fanotify_mark((self)->fan, FAN_MARK_ADD | \
 				   FAN_MARK_FILESYSTEM, (mask), AT_FDCWD, \
 				   tb_share_mnt())) \
 		TH_LOG("fanotify_mark(FAN_MARK_FILESYSTEM): %s", \
 		       strerror(errno)); \
-	while (tb_now() < end_ && \
-	       (tb_server(&n_, "notifies .") || n_ < 1)) \
-		usleep(200 * 1000); \
-	ASSERT_LE(1, n_) TH_LOG("smbd holds no notify request on the root"); \
+	ASSERT_EQ(1, tb_wait_notifies(".", 1, WAIT)) \
+		TH_LOG("smbd holds no notify request on the root"); \
 } while (0)
 
 #define COLLECT(self) do { \
@@ -250,10 +246,7 @@ TEST_F_TIMEOUT(fsmark, write_in_dir_watched_for_creates_only, 120)
 				       self->d.name));
 	COLLECT(self);
 	close(in);
-	n = 0;
-	for (int i = 0; i < self->evs.n; i++)
-		n += (self->evs.ev[i].mask & FAN_MODIFY) &&
-		     !strcmp(self->evs.ev[i].name, "f");
+	n = tb_count(&self->evs, FAN_MODIFY, "f");
 	EXPECT_EQ(1, n);
 	EXPECT_EQ(n, self->evs.n);
 	if (n)
@@ -266,20 +259,11 @@ TEST_F_TIMEOUT(fsmark, write_in_dir_watched_for_creates_only, 120)
  */
 TEST_F_TIMEOUT(fsmark, unmark_ends_the_tree_watch, 120)
 {
-	long long n = -1;
-	double end;
-
 	MARK_FS(self, FAN_CREATE);
 	ASSERT_EQ(0, fanotify_mark(self->fan, FAN_MARK_REMOVE |
 				   FAN_MARK_FILESYSTEM, FAN_CREATE, AT_FDCWD,
 				   tb_share_mnt()));
-	end = tb_now() + WAIT;
-	do {
-		if (!tb_server(&n, "notifies .") && n == 0)
-			break;
-		usleep(250 * 1000);
-	} while (tb_now() < end);
-	EXPECT_EQ(0, n);
+	EXPECT_EQ(0, tb_wait_notifies(".", 0, WAIT));
 }
 
 TEST_HARNESS_MAIN

@@ -89,20 +89,6 @@ static int wait_output(const char *path, const char *needle, double seconds)
 	return 0;
 }
 
-/* Wait until smbd holds @n notify requests on @name; 1 when it does. */
-static int wait_server_notifies(const char *name, long long n, double seconds)
-{
-	double end = tb_now() + seconds;
-	long long got;
-
-	do {
-		if (!tb_server(&got, "notifies %s", name) && got == n)
-			return 1;
-		usleep(200 * 1000);
-	} while (tb_now() < end);
-	return 0;
-}
-
 /* Show a peer's output in the test's log, for a failure. */
 static void show_output(struct __test_metadata *_metadata, const char *path)
 {
@@ -156,7 +142,7 @@ TEST_F_TIMEOUT(peer, smbclient_notify_sees_server_changes, 60)
 		 self->d.name);
 	self->pid = start_peer(cmd, self->out);
 	ASSERT_LT(0, self->pid);
-	ASSERT_EQ(1, wait_server_notifies(self->d.name, 1, WAIT))
+	ASSERT_EQ(1, tb_wait_notifies(self->d.name, 1, WAIT))
 		show_output(_metadata, self->out);
 	ASSERT_EQ(0, tb_server(NULL, "create %s/seen", self->d.name));
 	EXPECT_EQ(1, wait_output(self->out, "0001 seen", WAIT));
@@ -175,7 +161,7 @@ static int start_watching_peer(FIXTURE_DATA(peer) *self, const char *cmdline)
 	self->pid = start_peer(cmdline, self->out);
 	if (self->pid <= 0)
 		return -1;
-	return wait_server_notifies(self->d.name, 1, WAIT) ? 0 : -1;
+	return tb_wait_notifies(self->d.name, 1, WAIT) == 1 ? 0 : -1;
 }
 
 TEST_F_TIMEOUT(peer, inotifywait_sees_server_changes_alone, 90)
@@ -236,7 +222,7 @@ TEST_F_TIMEOUT(peer, systemd_path_unit_fires_on_server_change, 90)
 		 "--path-property=PathChanged=%s touch %s", unit, self->d.path,
 		 fired);
 	ASSERT_EQ(0, system(cmd));
-	EXPECT_EQ(1, wait_server_notifies(self->d.name, 1, WAIT));
+	EXPECT_EQ(1, tb_wait_notifies(self->d.name, 1, WAIT));
 	ASSERT_EQ(0, tb_server(NULL, "create %s/made", self->d.name));
 	EXPECT_EQ(1, tb_wait_file(fired, WAIT)) TH_LOG("%s.path did not fire",
 						      unit);

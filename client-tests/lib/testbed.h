@@ -166,6 +166,26 @@ static inline long long tb_wait_opens(const char *name, long long want,
 	return n;
 }
 
+/*
+ * Wait until smbd holds @want change-notify requests registered on
+ * share/@name ("." for the share's root); the count it last had, or -1.
+ */
+static inline long long tb_wait_notifies(const char *name, long long want,
+					 double seconds)
+{
+	double end = tb_now() + seconds;
+	long long n = -1;
+
+	do {
+		if (tb_server(&n, "notifies %s", name))
+			n = -1;
+		if (n == want)
+			break;
+		usleep(200 * 1000);
+	} while (tb_now() < end);
+	return n;
+}
+
 /* Wait until @path exists; 1 when it does. */
 static inline int tb_wait_file(const char *path, double seconds)
 {
