@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "lib/testbed.h"
+#include "lib/events.h"
 #include "kselftest_harness.h"
 
 #define NOTIFY_SIG	(SIGRTMIN + 1)
@@ -231,6 +232,69 @@ TEST_F(watched, stat_in_handler_sees_new_file)
 	sigprocmask(SIG_BLOCK, &self->set, NULL);
 	EXPECT_EQ(1, handler_ran);
 	EXPECT_EQ(1, handler_stat_ok) TH_LOG("stat() in the handler did not see the file");
+}
+
+static volatile sig_atomic_t size_signals;
+static volatile long long size_seen = -1;
+static char size_path[192];
+
+/* What an editor does on each signal: look at the file again. */
+static void size_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct stat st;
+
+	size_signals++;
+	size_seen = stat(size_path, &st) ? -1 : (long long)st.st_size;
+}
+
+/*
+ * Another client truncates a file and writes 12,345 bytes into it (an
+ * editor's save in place): the server reports it as a change, then
+ * another.  A watcher that stats the file on each signal must see the
+ * final size after the last one.  Dropping the second report as a repeat
+ * of the first left the watcher with the size of the truncate, 0.
+ */
+TEST_F_TIMEOUT(watched, final_size_after_the_last_signal, 90)
+{
+	struct sigaction sa = { .sa_sigaction = size_handler,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	char local[128];
+	struct stat st;
+	double end, last = 0;
+	int fd, n = 0;
+
+	ASSERT_EQ(0, tb_server(NULL, "create %s/sized", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "write %s/sized 5000", self->d.name));
+	snprintf(size_path, sizeof(size_path), "%s/sized", self->d.path);
+	ASSERT_EQ(1, tb_wait_file(size_path, SIGNAL_WAIT));
+	ASSERT_EQ(0, stat(size_path, &st));	/* its attributes cached */
+	snprintf(local, sizeof(local), "/tmp/final-%s", self->d.name);
+	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	for (; n < 12345; n++)
+		ASSERT_EQ(1, write(fd, n % 64 ? "x" : "\n", 1));
+	close(fd);
+
+	ASSERT_EQ(0, sigaction(NOTIFY_SIG, &sa, NULL));
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_MODIFY | DN_MULTISHOT));
+	ASSERT_EQ(0, tb_wait_remote_watch(self->d.name, SIGNAL_WAIT) ? 0 : -1);
+	ASSERT_EQ(0, sigprocmask(SIG_UNBLOCK, &self->set, NULL));
+	EXPECT_EQ(0, tb_second_session("put %s %s/sized", local, self->d.name));
+	/* until SILENCE_WAIT passed without a signal after one came */
+	end = tb_now() + 2 * SIGNAL_WAIT;
+	for (n = 0; tb_now() < end; usleep(50 * 1000)) {
+		if (size_signals != n) {
+			n = size_signals;
+			last = tb_now();
+		}
+		if (last && tb_now() - last >= SILENCE_WAIT)
+			break;
+	}
+	sigprocmask(SIG_BLOCK, &self->set, NULL);
+	unlink(local);
+	TH_LOG("%d signals, the size seen after the last: %lld", n, size_seen);
+	EXPECT_LE(1, n);
+	EXPECT_EQ(12345, size_seen);
 }
 
 TEST_F(watched, inotify_sees_remote_names)

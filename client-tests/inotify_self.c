@@ -266,4 +266,62 @@ TEST_F_TIMEOUT(self, local_append_is_heard_once, 90)
 	EXPECT_TRUE(same_events(&ref, &self->evs));
 }
 
+/* The number of bytes @path reads now, or -1. */
+static long long read_size(const char *path)
+{
+	char buf[4096];
+	long long total = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	close(fd);
+	return n < 0 ? -1 : total;
+}
+
+/*
+ * Another client overwrites the watched file with 12,345 bytes (truncate,
+ * then write): an editor reloading on each IN_MODIFY must read the new
+ * contents after the last one, not what the truncate left (0 bytes).
+ */
+TEST_F_TIMEOUT(self, file_read_after_the_last_event_is_the_servers, 90)
+{
+	char local[128], buf[4096];
+	double end, last = 0;
+	long long seen = -1;
+	int fd, n, events = 0;
+
+	ASSERT_EQ(0, tb_server(NULL, "write %s/f 5000", self->d.name));
+	ASSERT_EQ(5000, read_size(self->file));
+	snprintf(local, sizeof(local), "/tmp/over-%s", self->d.name);
+	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	memset(buf, 'y', sizeof(buf));
+	for (n = 0; n < 12345; n += 4096)
+		ASSERT_LT(0, write(fd, buf, 12345 - n < 4096 ? 12345 - n : 4096));
+	close(fd);
+
+	WATCH(self, self->file, IN_MODIFY, self->d.name);
+	EXPECT_EQ(0, tb_second_session("put %s %s/f", local, self->d.name));
+	end = tb_now() + 2 * WAIT;
+	while (tb_now() < end && !(last && tb_now() - last >= QUIET + 1)) {
+		struct pollfd pfd = { .fd = self->in, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		while (read(self->in, buf, sizeof(buf)) > 0)
+			events++;
+		seen = read_size(self->file);
+		last = tb_now();
+	}
+	unlink(local);
+	TH_LOG("%d reads of events, the size read after the last: %lld",
+	       events, seen);
+	EXPECT_LE(1, events);
+	EXPECT_EQ(12345, seen);
+}
+
 TEST_HARNESS_MAIN

@@ -49,6 +49,7 @@ DEBUGDATA = "/proc/fs/cifs/DebugData"
 CORE = {
     "dnotify_cifs": ["watched.server_disk_create", "watched.server_disk_delete",
                      "watched.server_disk_rename", "watched.second_session_create",
+                     "watched.final_size_after_the_last_signal",
                      "watched.close_stops_and_handle_goes"],
     "inotify_cifs": ["inotify.server_disk_create_once_with_name",
                      "inotify.server_disk_mkdir_is_create_isdir",

@@ -32,7 +32,7 @@ SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
                     "mounts.multichannel")
-# Of those, the longest (9 cases each) start first: a batch that ended
+# Of those, the longest (10 cases each) start first: a batch that ended
 # with them would run them with fewer beside them.
 SIDE_BY_SIDE_FIRST = ("mounts.*",)
 
