@@ -14,8 +14,8 @@ from ..common.progress import fmt_secs, say
 from ..capture import slices as capture_slices
 from ..kernel import build as kernel_build
 from ..machine import client_programs, lifecycle, vm
-from . import (faults, junit, ktap, mount_variants, scheduler, selection,
-               smbtorture)
+from . import (faults, junit, ktap, mount_variants, parity, scheduler,
+               selection, smbtorture)
 from .kernel_checks import entries as check_entries
 from .splats import MARK_BEGIN, MARK_END, find_splats
 
@@ -345,6 +345,8 @@ def run_suite(cache, repo, pattern=None, extra_config=(), repeat=1,
         f"{fmt_secs(time.monotonic() - t_up)} of it after 'up'")
     say(f"results: {run / 'results.ktap'} (JUnit: results.xml); "
         f"capture: {run / 'client.pcap'}{_slice_capture(run)}")
+    if parity.write(document, run / "parity.md"):
+        say(f"parity table: {run / 'parity.md'}")
     if dead:
         say(f"{dead[0]}: stopping the testbed")
         lifecycle.down(cache)
