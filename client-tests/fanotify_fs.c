@@ -22,30 +22,8 @@
 #include "lib/events.h"
 #include "kselftest_harness.h"
 
-#ifndef AT_HANDLE_FID
-#define AT_HANDLE_FID		0x200	/* linux/fcntl.h, 6.5 */
-#endif
-
 #define WAIT		20.0	/* for an event that must come */
 #define QUIET		3.0	/* after it, for a repeat (echo window 2 s) */
-
-/* The handle fanotify reports for the directory @path, as tb_event keeps it. */
-static int dir_handle(const char *path, unsigned char *out, unsigned int *len)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char buf[64];
-	} h;
-	int mnt_id;
-
-	h.fh.handle_bytes = sizeof(h.buf);
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt_id, AT_HANDLE_FID))
-		return -1;
-	memcpy(out, &h.fh.handle_type, sizeof(int));
-	memcpy(out + sizeof(int), h.fh.f_handle, h.fh.handle_bytes);
-	*len = sizeof(int) + h.fh.handle_bytes;
-	return 0;
-}
 
 /* Whether @e happened in the directory @dir, by its handle. */
 static int in_dir(const struct tb_event *e, const char *dir)
@@ -53,7 +31,7 @@ static int in_dir(const struct tb_event *e, const char *dir)
 	unsigned char fh[64];
 	unsigned int len;
 
-	return !dir_handle(dir, fh, &len) && len == e->fh_len &&
+	return !tb_handle(dir, fh, &len) && len == e->fh_len &&
 	       !memcmp(fh, e->fh, len);
 }
 

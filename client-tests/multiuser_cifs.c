@@ -10,7 +10,8 @@
  * and of nothing in the second, which their own session may not list.
  * Before the fix the watch used the mount's credentials (the share's
  * user), and the second user heard of changes in a directory the server
- * would not let them list.
+ * would not let them list.  The same holds beside the share user's mark
+ * on the whole filesystem, whose watch sees every directory.
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -146,28 +147,54 @@ static int read_until(int fd, const char *want, char *line, size_t len,
 	return -1;
 }
 
-TEST_F(mu, watch_is_opened_with_the_watchers_credentials)
+/*
+ * Start watcher() as the second user on the two directories for @seconds:
+ * its pid, with the read end of its pipe in *@rfd, once it is ready and
+ * the server holds its request on the directory it may list; -1 when not
+ * (what it said last in @line).
+ */
+static pid_t start_watcher(const FIXTURE_DATA(mu) *self, double seconds,
+			   int *rfd, char *line, size_t len)
 {
-	char a[192], b[192], line[256];
+	char a[192], b[192];
 	int pfd[2], status;
 	pid_t pid;
 
 	snprintf(a, sizeof(a), MU_MNT "/%s", self->listable.name);
 	snprintf(b, sizeof(b), MU_MNT "/%s", self->closed.name);
-	ASSERT_EQ(0, pipe(pfd));
+	snprintf(line, len, "no pipe or process");
+	if (pipe(pfd))
+		return -1;
 	pid = fork();
-	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		close(pfd[0]);
 		watcher(pfd[1], self->user, self->pass, self->server_ip, a, b,
-			3 * EVENT_WAIT);
+			seconds);
 	}
 	close(pfd[1]);
-	ASSERT_EQ(0, read_until(pfd[0], "ready", line, sizeof(line),
-				EVENT_WAIT))
-		TH_LOG("watcher: %s", line);
+	if (pid > 0 &&
+	    !read_until(pfd[0], "ready", line, len, EVENT_WAIT) &&
+	    tb_wait_remote_watch(self->listable.name, EVENT_WAIT)) {
+		*rfd = pfd[0];
+		return pid;
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	close(pfd[0]);
+	return -1;
+}
+
+TEST_F(mu, watch_is_opened_with_the_watchers_credentials)
+{
+	char line[256];
+	int rfd, status;
+	pid_t pid;
+
 	/* the listable directory's watch is armed under the watcher's session */
-	ASSERT_EQ(1, tb_wait_remote_watch(self->listable.name, EVENT_WAIT));
+	pid = start_watcher(self, 3 * EVENT_WAIT, &rfd, line, sizeof(line));
+	ASSERT_LT(0, pid) TH_LOG("watcher: %s", line);
 	/* the watcher's own session may not list the other: no request there */
 	EXPECT_EQ(0, tb_wait_remote_watch(self->closed.name, SILENCE_WAIT))
 		TH_LOG("the server holds a request on %s for the watcher, who may "
@@ -180,16 +207,58 @@ TEST_F(mu, watch_is_opened_with_the_watchers_credentials)
 		       self->closed.name);
 	ASSERT_EQ(0, tb_server(NULL, "create %s/secret", self->closed.name));
 	ASSERT_EQ(0, tb_server(NULL, "create %s/visible", self->listable.name));
-	EXPECT_EQ(0, read_until(pfd[0], "a visible", line, sizeof(line),
+	EXPECT_EQ(0, read_until(rfd, "a visible", line, sizeof(line),
 				EVENT_WAIT))
 		TH_LOG("no event for the directory the watcher may list");
-	EXPECT_NE(0, read_until(pfd[0], "b secret", line, sizeof(line),
+	EXPECT_NE(0, read_until(rfd, "b secret", line, sizeof(line),
 				SILENCE_WAIT))
 		TH_LOG("the watcher heard of a change in a directory its own "
 		       "session may not list");
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	close(pfd[0]);
+	close(rfd);
+}
+
+/*
+ * The share's user (root's session here) marks the whole filesystem: the
+ * watch of the whole share then runs with their session, which may list
+ * every directory.  What it hears goes to the filesystem's marks only: the
+ * second user's watch of the directory they may not list stays silent,
+ * while root's mark hears the change there.  Before the fix the tree watch
+ * reported to every mark, and the second user heard of it.
+ */
+TEST_F(mu, filesystem_mark_does_not_reach_other_users_watches)
+{
+	struct tb_events evs = { 0 };
+	int rfd, status, fan;
+	char line[256];
+	pid_t pid;
+
+	pid = start_watcher(self, 4 * EVENT_WAIT, &rfd, line, sizeof(line));
+	ASSERT_LT(0, pid) TH_LOG("watcher: %s", line);
+	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+			    FAN_REPORT_REMOTE, O_RDONLY);
+	ASSERT_LE(0, fan);
+	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				   FAN_CREATE, AT_FDCWD, MU_MNT));
+	ASSERT_EQ(1, tb_wait_notifies(".", 1, EVENT_WAIT))
+		TH_LOG("smbd holds no request on the share's root");
+	/* through SMB: Samba's tree watch hears those anywhere */
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/secret",
+				       self->closed.name));
+	tb_read_events(fan, 1, &evs, EVENT_WAIT, SILENCE_WAIT);
+	ASSERT_LE(1, tb_count(&evs, FAN_CREATE, "secret"))
+		TH_LOG("the filesystem mark did not hear of it: the case "
+		       "shows nothing");
+	EXPECT_NE(0, read_until(rfd, "b secret", line, sizeof(line),
+				SILENCE_WAIT))
+		TH_LOG("the second user heard, through the share user's watch "
+		       "of the whole share, of a change in a directory they "
+		       "may not list");
+	close(fan);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(rfd);
 }
 
 TEST_HARNESS_MAIN

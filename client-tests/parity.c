@@ -30,10 +30,6 @@
 #include "lib/events.h"
 #include "kselftest_harness.h"
 
-#ifndef AT_HANDLE_FID
-#define AT_HANDLE_FID		0x200	/* linux/fcntl.h, 6.5 */
-#endif
-
 #define NOTIFY_SIG	(SIGRTMIN + 2)
 #define WAIT		15.0	/* for the first event of a remote change */
 #define QUIET		3.0	/* after the last, for more (echo window 2 s) */
@@ -111,24 +107,6 @@ struct watch {
 	int signals;
 	struct tb_events ev[N_API];
 };
-
-/* The handle fanotify reports for @path, as tb_event keeps it. */
-static int handle_of(const char *path, unsigned char *out, unsigned int *len)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char buf[64];
-	} h;
-	int mnt_id;
-
-	h.fh.handle_bytes = sizeof(h.buf);
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt_id, AT_HANDLE_FID))
-		return -1;
-	memcpy(out, &h.fh.handle_type, sizeof(int));
-	memcpy(out + sizeof(int), h.fh.f_handle, h.fh.handle_bytes);
-	*len = sizeof(int) + h.fh.handle_bytes;
-	return 0;
-}
 
 /* @fmt with {D} and {O} replaced by the directories' names in @w. */
 static void subst(char *out, size_t len, const char *fmt,
@@ -388,9 +366,9 @@ static int arm(struct watch *wt, struct where *w)
 	int i;
 
 	memset(wt, 0, sizeof(*wt));
-	handle_of(w->base, w->fh[0], &w->fh_len[0]);
-	handle_of(w->d, w->fh[1], &w->fh_len[1]);
-	handle_of(w->o, w->fh[2], &w->fh_len[2]);
+	tb_handle(w->base, w->fh[0], &w->fh_len[0]);
+	tb_handle(w->d, w->fh[1], &w->fh_len[1]);
+	tb_handle(w->o, w->fh[2], &w->fh_len[2]);
 	sigemptyset(&set);
 	sigaddset(&set, NOTIFY_SIG);
 	sigprocmask(SIG_BLOCK, &set, NULL);

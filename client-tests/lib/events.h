@@ -6,6 +6,7 @@
 #ifndef TB_EVENTS_H
 #define TB_EVENTS_H
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/fanotify.h>
@@ -164,6 +165,32 @@ static inline int tb_wait_watched(const char *name, long long want,
 static inline int tb_wait_remote_watch(const char *name, double seconds)
 {
 	return tb_wait_watched(name, 1, seconds);
+}
+
+#ifndef AT_HANDLE_FID
+#define AT_HANDLE_FID		0x200	/* linux/fcntl.h, 6.5 */
+#endif
+
+/*
+ * The handle fanotify reports for @path (a DFID record's), as tb_event
+ * keeps it: the type, then the bytes; 0, or -1 with errno set.
+ */
+static inline int tb_handle(const char *path, unsigned char *out,
+			    unsigned int *len)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[64];
+	} h;
+	int mnt_id;
+
+	h.fh.handle_bytes = sizeof(h.buf);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt_id, AT_HANDLE_FID))
+		return -1;
+	memcpy(out, &h.fh.handle_type, sizeof(int));
+	memcpy(out + sizeof(int), h.fh.f_handle, h.fh.handle_bytes);
+	*len = sizeof(int) + h.fh.handle_bytes;
+	return 0;
 }
 
 /* How many of @evs have all of @mask's bits and the name @name. */

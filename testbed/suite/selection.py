@@ -30,6 +30,7 @@ SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
                 "mounts.*",
                 "multiuser_cifs.*", "share_basics.*")
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
+                    "multiuser_cifs.mu.filesystem_mark_*",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
                     "mounts.multichannel")
 # Of those, the longest (10 cases each) start first: a batch that ended
