@@ -146,15 +146,7 @@ static inline int tb_read_events(int fd, int fan, struct tb_events *evs,
 static inline int tb_wait_watched(const char *name, long long want,
 				  double seconds)
 {
-	double end = tb_now() + seconds;
-	long long n;
-
-	do {
-		if (!tb_server(&n, "watched %s", name) && n == want)
-			return 1;
-		usleep(200 * 1000);
-	} while (tb_now() < end);
-	return 0;
+	return tb_wait_count("watched", name, want, seconds, 200) == want;
 }
 
 /*

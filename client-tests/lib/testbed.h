@@ -146,6 +146,27 @@ static inline int tb_server(long long *val, const char *fmt, ...)
 }
 
 /*
+ * Ask tb-serverd "@op @name" every @poll_ms until it answers @want or
+ * @seconds pass; the count it last answered, or -1.
+ */
+static inline long long tb_wait_count(const char *op, const char *name,
+				      long long want, double seconds,
+				      int poll_ms)
+{
+	double end = tb_now() + seconds;
+	long long n = -1;
+
+	do {
+		if (tb_server(&n, "%s %s", op, name))
+			n = -1;
+		if (n == want)
+			break;
+		usleep(poll_ms * 1000);
+	} while (tb_now() < end);
+	return n;
+}
+
+/*
  * Wait until smbd holds @want handles on share/@name: a watch ends without
  * making its closer wait for the server, so its handle goes shortly after.
  * The count it last had, or -1.
@@ -153,17 +174,7 @@ static inline int tb_server(long long *val, const char *fmt, ...)
 static inline long long tb_wait_opens(const char *name, long long want,
 				      double seconds)
 {
-	double end = tb_now() + seconds;
-	long long n = -1;
-
-	do {
-		if (tb_server(&n, "opens %s", name))
-			n = -1;
-		if (n == want)
-			break;
-		usleep(250 * 1000);
-	} while (tb_now() < end);
-	return n;
+	return tb_wait_count("opens", name, want, seconds, 250);
 }
 
 /*
@@ -173,17 +184,7 @@ static inline long long tb_wait_opens(const char *name, long long want,
 static inline long long tb_wait_notifies(const char *name, long long want,
 					 double seconds)
 {
-	double end = tb_now() + seconds;
-	long long n = -1;
-
-	do {
-		if (tb_server(&n, "notifies %s", name))
-			n = -1;
-		if (n == want)
-			break;
-		usleep(200 * 1000);
-	} while (tb_now() < end);
-	return n;
+	return tb_wait_count("notifies", name, want, seconds, 200);
 }
 
 /* Wait until @path exists; 1 when it does. */
