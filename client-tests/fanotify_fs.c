@@ -88,6 +88,145 @@ out_rm:
 	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
 }
 
+/* A fanotify group that reports the object's own handle, remote changes too. */
+static int fid_group(void)
+{
+	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID |
+			     FAN_REPORT_REMOTE, O_RDONLY);
+}
+
+/* A change made in the reference's a/b (a path on the private tmpfs). */
+typedef void (*local_op)(const char *b);
+
+/* The masks of @evs together. */
+static uint32_t masks(const struct tb_events *evs)
+{
+	uint32_t m = 0;
+	int i;
+
+	for (i = 0; i < evs->n; i++)
+		m |= evs->ev[i].mask;
+	return m;
+}
+
+/*
+ * The reference for the self events: on a private tmpfs, a/b made and
+ * @prepare run in it, a filesystem mark for @mask in a group from
+ * @group() (and, with @ignore, an inode mark on a/b/@ignore that ignores
+ * @mask), then @change run in a/b.  Its events in @ref.
+ */
+static void tmpfs_events(int (*group)(void), uint32_t mask,
+			 const char *ignore, local_op prepare,
+			 local_op change, struct tb_events *ref)
+{
+	char tmp[] = "/tmp/fss-XXXXXX", b[64], p[128], log[512];
+	int fan = -1;
+
+	memset(ref, 0, sizeof(*ref));
+	if (!mkdtemp(tmp))
+		return;
+	if (mount("tmpfs", tmp, "tmpfs", 0, "size=1m"))
+		goto out_rm;
+	snprintf(b, sizeof(b), "%s/a", tmp);
+	mkdir(b, 0755);
+	snprintf(b, sizeof(b), "%s/a/b", tmp);
+	mkdir(b, 0755);
+	prepare(b);
+	fan = group();
+	if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				     mask, AT_FDCWD, tmp))
+		goto out;
+	snprintf(p, sizeof(p), "%s/%s", b, ignore ? ignore : "");
+	if (ignore && fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK |
+				    FAN_MARK_IGNORED_SURV_MODIFY, mask,
+				    AT_FDCWD, p))
+		goto out;
+	change(b);
+	tb_read_events(fan, 1, ref, 2.0, 1.0);
+out:
+	if (fan >= 0)
+		close(fan);
+	umount2(tmp, MNT_DETACH);
+out_rm:
+	rmdir(tmp);
+	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+}
+
+/* Run a local operation on @name in @b, as the server's disk would. */
+static void in_b(const char *b, const char *name, int (*op)(const char *))
+{
+	char p[160];
+
+	snprintf(p, sizeof(p), "%s/%s", b, name);
+	op(p);
+}
+
+static int make_file(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	return fd < 0 ? -1 : close(fd);
+}
+
+static int write_file(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, "x\n", 2) != 2) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void make_f(const char *b)
+{
+	in_b(b, "f", make_file);
+}
+
+static void unlink_f(const char *b)
+{
+	in_b(b, "f", unlink);
+}
+
+static void make_f_and_link_g(const char *b)
+{
+	char f[160], g[160];
+
+	make_f(b);
+	snprintf(f, sizeof(f), "%s/f", b);
+	snprintf(g, sizeof(g), "%s/g", b);
+	link(f, g);
+}
+
+static void unlink_g(const char *b)
+{
+	in_b(b, "g", unlink);
+}
+
+static void rename_f(const char *b)
+{
+	char f[160], f2[160];
+
+	snprintf(f, sizeof(f), "%s/f", b);
+	snprintf(f2, sizeof(f2), "%s/f2", b);
+	rename(f, f2);
+}
+
+static void make_f_and_h(const char *b)
+{
+	make_f(b);
+	in_b(b, "h", make_file);
+}
+
+static void write_f_and_h(const char *b)
+{
+	in_b(b, "f", write_file);
+	in_b(b, "h", write_file);
+}
+
 FIXTURE(fsmark) {
 	struct tb_dir d;
 	char b[192];		/* d/a/b on the client */
@@ -242,6 +381,132 @@ TEST_F_TIMEOUT(fsmark, unmark_ends_the_tree_watch, 120)
 				   FAN_MARK_FILESYSTEM, FAN_CREATE, AT_FDCWD,
 				   tb_share_mnt()));
 	EXPECT_EQ(0, tb_wait_notifies(".", 0, WAIT));
+}
+
+/*
+ * The server's file a/b/@file, made and looked up here (known to the
+ * dcache, as a file the client has used).
+ */
+#define SERVER_FILE(self, file) do { \
+	char _p[256]; \
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/%s", (self)->d.name, \
+			       (file))); \
+	snprintf(_p, sizeof(_p), "%s/%s", (self)->b, (file)); \
+	ASSERT_EQ(1, tb_wait_file(_p, WAIT)); \
+} while (0)
+
+/* The fixture's group replaced by one of @group()'s. */
+#define REGROUP(self, group) do { \
+	close((self)->fan); \
+	(self)->fan = group(); \
+	ASSERT_LE(0, (self)->fan) TH_LOG("fanotify_init: %s", \
+					strerror(errno)); \
+} while (0)
+
+/*
+ * A filesystem mark for FAN_DELETE_SELF alone: another client removes a
+ * file this client knows, and the mark hears FAN_DELETE_SELF, as on tmpfs
+ * (Samba's tree watch reports a change made on its own disk only in the
+ * share's root).
+ * Before, a mark that wanted only self events asked the server for nothing.
+ */
+TEST_F_TIMEOUT(fsmark, delete_self_alone_hears_a_removal, 120)
+{
+	struct tb_events ref;
+
+	tmpfs_events(fid_group, FAN_DELETE_SELF, NULL, make_f, unlink_f,
+		     &ref);
+	ASSERT_EQ(1, ref.n);
+	SERVER_FILE(self, "f");
+	REGROUP(self, fid_group);
+	MARK_FS(self, FAN_DELETE_SELF);
+	ASSERT_EQ(0, tb_second_session("rm %s/a/b/f", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(masks(&ref), masks(&self->evs));
+	EXPECT_EQ(ref.n, self->evs.n);
+}
+
+/* The same for FAN_MOVE_SELF: another client renames the file. */
+TEST_F_TIMEOUT(fsmark, move_self_alone_hears_a_rename, 120)
+{
+	struct tb_events ref;
+
+	tmpfs_events(fid_group, FAN_MOVE_SELF, NULL, make_f, rename_f, &ref);
+	ASSERT_EQ(1, ref.n);
+	SERVER_FILE(self, "f");
+	REGROUP(self, fid_group);
+	MARK_FS(self, FAN_MOVE_SELF);
+	ASSERT_EQ(0, tb_second_session("rename %s/a/b/f %s/a/b/f2",
+				       self->d.name, self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(masks(&ref), masks(&self->evs));
+	EXPECT_EQ(ref.n, self->evs.n);
+}
+
+/*
+ * A file with two links (made on the server's disk): another client
+ * removes one, and the mark hears the link count change (FAN_ATTRIB), not
+ * the file's removal; then the other, and it hears FAN_ATTRIB and
+ * FAN_DELETE_SELF, as on tmpfs.  Before, the first removal was
+ * FAN_DELETE_SELF of a file that lives on, and neither gave FAN_ATTRIB.
+ */
+TEST_F_TIMEOUT(fsmark, removing_one_of_two_links_is_attrib, 150)
+{
+	const uint32_t mask = FAN_ATTRIB | FAN_DELETE_SELF;
+	struct tb_events ref, ref2;
+	char g[256];
+
+	tmpfs_events(fid_group, mask, NULL, make_f_and_link_g, unlink_g,
+		     &ref);
+	ASSERT_EQ((uint32_t)FAN_ATTRIB, masks(&ref));
+	tmpfs_events(fid_group, mask, NULL, make_f, unlink_f, &ref2);
+	ASSERT_EQ(mask, masks(&ref2));
+	SERVER_FILE(self, "f");
+	ASSERT_EQ(0, tb_server(NULL, "link %s/a/b/f %s/a/b/g", self->d.name,
+			       self->d.name));
+	snprintf(g, sizeof(g), "%s/g", self->b);
+	ASSERT_EQ(1, tb_wait_file(g, WAIT));
+	REGROUP(self, fid_group);
+	MARK_FS(self, mask);
+	ASSERT_EQ(0, tb_second_session("rm %s/a/b/g", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(masks(&ref), masks(&self->evs));
+	ASSERT_EQ(0, tb_second_session("rm %s/a/b/f", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(masks(&ref2), masks(&self->evs));
+}
+
+/*
+ * One group, a filesystem mark for FAN_MODIFY and an inode mark on a/b/f
+ * that ignores FAN_MODIFY: another client rewrites f and h, and the group
+ * hears h only, as on tmpfs, where the inode mark's ignore mask applies to
+ * the filesystem mark's events.  Before, the tree watch reported to the
+ * filesystem mark alone, past the ignore mask.
+ */
+TEST_F_TIMEOUT(fsmark, inode_ignore_mask_applies_to_the_fs_mark, 120)
+{
+	struct tb_events ref;
+	char f[256];
+
+	tmpfs_events(fs_group, FAN_MODIFY, "f", make_f_and_h, write_f_and_h,
+		     &ref);
+	ASSERT_EQ(0, tb_count(&ref, FAN_MODIFY, "f"));
+	ASSERT_LE(1, tb_count(&ref, FAN_MODIFY, "h"));
+	SERVER_FILE(self, "f");
+	SERVER_FILE(self, "h");
+	snprintf(f, sizeof(f), "%s/f", self->b);
+	ASSERT_EQ(0, fanotify_mark(self->fan, FAN_MARK_ADD |
+				   FAN_MARK_IGNORED_MASK |
+				   FAN_MARK_IGNORED_SURV_MODIFY, FAN_MODIFY,
+				   AT_FDCWD, f))
+		TH_LOG("fanotify_mark(%s, ignore): %s", f, strerror(errno));
+	MARK_FS(self, FAN_MODIFY);
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/b/f; "
+				       "put /etc/hostname %s/a/b/h",
+				       self->d.name, self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(0, tb_count(&self->evs, FAN_MODIFY, "f"));
+	EXPECT_LE(1, tb_count(&self->evs, FAN_MODIFY, "h"));
 }
 
 TEST_HARNESS_MAIN

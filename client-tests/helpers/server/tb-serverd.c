@@ -368,6 +368,8 @@ static int handle(char *line, const char *peer, long long *val)
 		return unlink(a);
 	if (!strcmp(op, "rename") && safe_path(b))
 		return rename(a, b);
+	if (!strcmp(op, "link") && safe_path(b))
+		return link(a, b);
 	if (!strcmp(op, "mkdir"))
 		return mkdir(a, 0775);
 	if (!strcmp(op, "rmdir"))
@@ -426,9 +428,9 @@ static int handle(char *line, const char *peer, long long *val)
 static void mark_change(const char *asked)
 {
 	static const char * const changes[] = {
-		"create", "write", "truncate", "unlink", "rename", "mkdir",
-		"rmdir", "chmod", "touch", "mkdirs", "touchall", "creates",
-		"rmtree",
+		"create", "write", "truncate", "unlink", "rename", "link",
+		"mkdir", "rmdir", "chmod", "touch", "mkdirs", "touchall",
+		"creates", "rmtree",
 	};
 	char op[32], path[256];
 	size_t i;
