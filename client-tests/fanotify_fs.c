@@ -509,4 +509,61 @@ TEST_F_TIMEOUT(fsmark, inode_ignore_mask_applies_to_the_fs_mark, 120)
 	EXPECT_LE(1, tb_count(&self->evs, FAN_MODIFY, "h"));
 }
 
+/*
+ * Another client moves a known file to another directory (Samba reports a
+ * REMOVED and an ADDED: the filesystem mark hears FAN_DELETE_SELF, a
+ * difference the parity table names), this client sees it there, then the
+ * other client removes it: that removal is heard, FAN_DELETE_SELF, as on
+ * tmpfs.  Before, the first report marked the file gone for good, and the
+ * real removal was not heard.
+ */
+TEST_F_TIMEOUT(fsmark, file_moved_away_then_removed_is_heard, 150)
+{
+	char moved[256];
+	int n;
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a/c", self->d.name));
+	SERVER_FILE(self, "f");
+	REGROUP(self, fid_group);
+	MARK_FS(self, FAN_DELETE_SELF);
+	ASSERT_EQ(0, tb_second_session("rename %s/a/b/f %s/a/c/f",
+				       self->d.name, self->d.name));
+	COLLECT(self);
+	snprintf(moved, sizeof(moved), "%s/a/c/f", self->d.path);
+	ASSERT_EQ(1, tb_wait_file(moved, WAIT));
+	ASSERT_EQ(0, tb_second_session("rm %s/a/c/f", self->d.name));
+	COLLECT(self);
+	n = tb_count(&self->evs, FAN_DELETE_SELF, "");
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(n, self->evs.n);
+}
+
+/*
+ * One group, a filesystem mark and an inode mark on a/b, both for
+ * FAN_CREATE: a file made in a/b on the server's own disk, which Samba's
+ * tree watch reports below the share's root only where smbd watches that
+ * directory too, reaches the group through a/b's own watch.  Where the
+ * tree watch reports it as well, the group hears it twice (a limit the
+ * cover letter names): not lost, as when one watch answered for both.
+ */
+TEST_F_TIMEOUT(fsmark, disk_create_in_marked_dir_reaches_fs_marker, 120)
+{
+	char log[256];
+	int n;
+
+	ASSERT_EQ(1, tb_wait_file(self->b, WAIT));
+	ASSERT_EQ(0, fanotify_mark(self->fan, FAN_MARK_ADD, FAN_CREATE,
+				   AT_FDCWD, self->b));
+	snprintf(log, sizeof(log), "%s/a/b", self->d.name);
+	ASSERT_EQ(1, tb_wait_remote_watch(log, WAIT))
+		TH_LOG("smbd holds no notify request on %s", log);
+	MARK_FS(self, FAN_CREATE);
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/disk", self->d.name));
+	COLLECT(self);
+	n = tb_count(&self->evs, FAN_CREATE, "disk");
+	EXPECT_LE(1, n);
+	EXPECT_GE(2, n);
+	EXPECT_EQ(n, self->evs.n);
+}
+
 TEST_HARNESS_MAIN
