@@ -43,6 +43,37 @@ static int fs_group(void)
 }
 
 /*
+ * A private tmpfs mounted on @tmp (a mkdtemp() template), with a/b made in
+ * it, whose path is put in @b; 0, or -1 with nothing left behind.
+ */
+static int tmpfs_with_ab(char *tmp, char *b, size_t size)
+{
+	if (!mkdtemp(tmp))
+		return -1;
+	if (mount("tmpfs", tmp, "tmpfs", 0, "size=1m")) {
+		rmdir(tmp);
+		return -1;
+	}
+	snprintf(b, size, "%s/a", tmp);
+	mkdir(b, 0755);
+	snprintf(b, size, "%s/a/b", tmp);
+	mkdir(b, 0755);
+	return 0;
+}
+
+/* The group @fan closed, @tmp unmounted and removed, @ref logged. */
+static void tmpfs_done(int fan, const char *tmp, const struct tb_events *ref)
+{
+	char log[512];
+
+	if (fan >= 0)
+		close(fan);
+	umount2(tmp, MNT_DETACH);
+	rmdir(tmp);
+	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+}
+
+/*
  * The reference: a filesystem mark for @mask on a private tmpfs, then
  * mkdir -p a/b, the mark, and a/b/@name made (a directory with @dir) there.
  * Its events in @ref, and whether each names a/b by its handle.
@@ -50,19 +81,13 @@ static int fs_group(void)
 static void tmpfs_reference(uint32_t mask, const char *name, int dir,
 			    struct tb_events *ref, int *in_b)
 {
-	char tmp[] = "/tmp/fsm-XXXXXX", b[64], p[128], log[512];
+	char tmp[] = "/tmp/fsm-XXXXXX", b[64], p[128];
 	int fan = -1, fd, i;
 
 	memset(ref, 0, sizeof(*ref));
 	*in_b = 0;
-	if (!mkdtemp(tmp))
+	if (tmpfs_with_ab(tmp, b, sizeof(b)))
 		return;
-	if (mount("tmpfs", tmp, "tmpfs", 0, "size=1m"))
-		goto out_rm;
-	snprintf(b, sizeof(b), "%s/a", tmp);
-	mkdir(b, 0755);
-	snprintf(b, sizeof(b), "%s/a/b", tmp);
-	mkdir(b, 0755);
 	snprintf(p, sizeof(p), "%s/%s", b, name);
 	fan = fs_group();
 	if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
@@ -80,12 +105,7 @@ static void tmpfs_reference(uint32_t mask, const char *name, int dir,
 	for (i = 0; i < ref->n; i++)
 		*in_b &= in_dir(&ref->ev[i], b);
 out:
-	if (fan >= 0)
-		close(fan);
-	umount2(tmp, MNT_DETACH);
-out_rm:
-	rmdir(tmp);
-	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+	tmpfs_done(fan, tmp, ref);
 }
 
 /* A fanotify group that reports the object's own handle, remote changes too. */
@@ -119,18 +139,12 @@ static void tmpfs_events(int (*group)(void), uint32_t mask,
 			 const char *ignore, local_op prepare,
 			 local_op change, struct tb_events *ref)
 {
-	char tmp[] = "/tmp/fss-XXXXXX", b[64], p[128], log[512];
+	char tmp[] = "/tmp/fss-XXXXXX", b[64], p[128];
 	int fan = -1;
 
 	memset(ref, 0, sizeof(*ref));
-	if (!mkdtemp(tmp))
+	if (tmpfs_with_ab(tmp, b, sizeof(b)))
 		return;
-	if (mount("tmpfs", tmp, "tmpfs", 0, "size=1m"))
-		goto out_rm;
-	snprintf(b, sizeof(b), "%s/a", tmp);
-	mkdir(b, 0755);
-	snprintf(b, sizeof(b), "%s/a/b", tmp);
-	mkdir(b, 0755);
 	prepare(b);
 	fan = group();
 	if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
@@ -144,12 +158,7 @@ static void tmpfs_events(int (*group)(void), uint32_t mask,
 	change(b);
 	tb_read_events(fan, 1, ref, 2.0, 1.0);
 out:
-	if (fan >= 0)
-		close(fan);
-	umount2(tmp, MNT_DETACH);
-out_rm:
-	rmdir(tmp);
-	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+	tmpfs_done(fan, tmp, ref);
 }
 
 /* Run a local operation on @name in @b, as the server's disk would. */
