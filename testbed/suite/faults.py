@@ -1,6 +1,6 @@
 """Fault cases the host drives, with watches armed on the client: smbd
 restarted, the link down for 20 s, smbd killed hard, the client unmounting,
-the watcher killed. Each case runs on a mount of its own (/mnt/fault, its
+the watcher killed, F_NOTIFY on a soft mount whose server stopped. Each case runs on a mount of its own (/mnt/fault, its
 own connection) with a tb-watch process watching a fresh directory, and
 then checks what must hold after any fault: every step bounded, a change
 made after recovery signalled within a bound (when the watcher lives), no
@@ -19,6 +19,8 @@ RECOVERY_SECONDS = 90          # reconnect + reopen + a change, under TCG
 LINK_DOWN_SECONDS = 20
 KILLED_EXIT_SECONDS = 5        # a SIGKILLed watcher is gone within this
 UMOUNT_SECONDS = 30            # umount -f of a hard mount, server stopped
+SOFT_FNOTIFY_SECONDS = 30      # F_NOTIFY on a soft mount, server stopped
+EHOSTDOWN = 112                # Linux's errno, as tb-watch logs it
 MOUNT_OPTS = "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred"
 
 # SIGKILL the watcher and wait until it has exited (at most a bound in
@@ -254,6 +256,39 @@ def umount_force_server_stopped(run, w):
     return notes
 
 
+def soft_mount_fnotify_server_stopped(run, w):
+    """F_NOTIFY on a soft mount whose server has stopped returns within
+    SOFT_FNOTIFY_SECONDS, failing with EHOSTDOWN as the mount's other
+    operations do, instead of waiting for the server; the watch armed
+    before the stop hears a change once smbd is back.  A second watcher
+    opens the directory first, and sets F_NOTIFY once smbd is down."""
+    go, log, res = "/tmp/tb-go", "/tmp/tb-watch-soft.log", "/tmp/tb-soft.res"
+    _must(run, "client", f"rm -f {go} {log} {res}; ( {vm.CLIENT_BIN}/tb-watch "
+          f"{w.path} {log} 60 {go} </dev/null >/dev/null 2>&1; echo $? > "
+          f"{res} ) </dev/null >/dev/null 2>&1 &", 30)
+    _poll("the second watcher opening the directory", lambda: "opened" in
+          _sh(run, "client", f"cat {log}", 20)[1], 60)
+    _stop_smbd(run)
+    notes = ["a second watcher opened the directory; smbd stopped"]
+    try:
+        time.sleep(2)
+        _must(run, "client", f"touch {go}", 20)
+        secs = _poll("F_NOTIFY returning", lambda: _sh(
+            run, "client", f"test -s {res}", 20)[0] == 0, 90)
+        out = " ".join(_sh(run, "client", f"cat {log} {res}", 20)[1].split())
+        notes.append(f"F_NOTIFY returned in {secs:.1f}s ({out})")
+        if secs > SOFT_FNOTIFY_SECONDS:
+            raise TestbedError(f"F_NOTIFY took {secs:.0f}s on a soft mount "
+                               f"with the server stopped (bound "
+                               f"{SOFT_FNOTIFY_SECONDS}s)")
+        if f"error {EHOSTDOWN}" not in out:
+            raise TestbedError(f"F_NOTIFY did not fail with EHOSTDOWN: {out}")
+    finally:
+        _start_smbd(run)
+    notes.append("smbd started again")
+    return notes
+
+
 def watcher_sigkilled(run, w):
     secs = w.kill()
     return [f"watcher killed with SIGKILL while its request was pending, "
@@ -273,6 +308,8 @@ FAULTS = {
                                      HARD_OPTS),
     "umount_force_server_stopped": (umount_force_server_stopped, False,
                                     HARD_OPTS),
+    "soft_mount_fnotify_server_stopped": (soft_mount_fnotify_server_stopped,
+                                          True, MOUNT_OPTS),
 }
 
 

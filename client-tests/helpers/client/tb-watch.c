@@ -7,9 +7,12 @@
  * has returned. The watcher is a child in a session of its own, which runs
  * until killed, or for at most SECONDS; tb-watch itself returns once the
  * watch is set (0) or could not be (1), within READY_SECONDS: one command
- * of the host starts a watch and knows it armed.
+ * of the host starts a watch and knows it armed.  With GO, the watcher
+ * opens DIR, says "opened" in LOG, and sets F_NOTIFY once the file GO
+ * exists: the host stops the server in between, so that only F_NOTIFY
+ * meets it.
  *
- *   tb-watch DIR LOG SECONDS
+ *   tb-watch DIR LOG SECONDS [GO]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,20 @@ static void say(FILE *log, const char *fmt, int val)
 {
 	fprintf(log, fmt, val);
 	fflush(log);
+}
+
+/* Wait until @path exists, for at most READY_SECONDS; 0, or -1. */
+static int wait_go(const char *path)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	int n;
+
+	for (n = 0; n < READY_SECONDS * 10; n++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		nanosleep(&tick, NULL);
+	}
+	return -1;
 }
 
 /*
@@ -59,8 +76,8 @@ int main(int argc, char **argv)
 	siginfo_t si;
 	FILE *log;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s DIR LOG SECONDS\n", argv[0]);
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s DIR LOG SECONDS [GO]\n", argv[0]);
 		return 2;
 	}
 	log = fopen(argv[2], "a");
@@ -86,6 +103,13 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	tb_mark_addr(&sa);	/* read once now, not after each signal */
 	fd = open(argv[1], O_RDONLY | O_DIRECTORY);
+	if (fd >= 0 && argc == 5) {
+		say(log, "opened fd=%d\n", fd);
+		if (wait_go(argv[4])) {
+			say(log, "error %d\n", ETIMEDOUT);
+			return 1;
+		}
+	}
 	if (fd < 0 || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT)) {
 		say(log, "error %d\n", errno);
