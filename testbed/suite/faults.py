@@ -1,12 +1,14 @@
 """Fault cases the host drives, with watches armed on the client: smbd
 restarted, the link down for 20 s, smbd killed hard, the client unmounting,
-the watcher killed, F_NOTIFY on a soft mount whose server stopped. Each case runs on a mount of its own (/mnt/fault, its
-own connection) with a tb-watch process watching a fresh directory, and
-then checks what must hold after any fault: every step bounded, a change
-made after recovery signalled within a bound (when the watcher lives), no
-handle of the client's left on the server, no splat (the suite scans the
-console around each case)."""
+the watcher killed, F_NOTIFY on a soft mount whose server stopped. Each
+case runs on a mount of its own (/mnt/fault, its own connection) with a
+tb-watch process watching a fresh directory, and then checks what must
+hold after any fault: every step bounded, a change made after recovery
+signalled within a bound (when the watcher lives), no handle of the
+client's left on the server, no splat (the suite scans the console around
+each case)."""
 
+import errno
 import time
 
 from ..common.errors import TestbedError
@@ -20,7 +22,6 @@ LINK_DOWN_SECONDS = 20
 KILLED_EXIT_SECONDS = 5        # a SIGKILLed watcher is gone within this
 UMOUNT_SECONDS = 30            # umount -f of a hard mount, server stopped
 SOFT_FNOTIFY_SECONDS = 30      # F_NOTIFY on a soft mount, server stopped
-EHOSTDOWN = 112                # Linux's errno, as tb-watch logs it
 MOUNT_OPTS = "vers=3.1.1,nosharesock,credentials=/etc/testbed/cifs.cred"
 
 # SIGKILL the watcher and wait until it has exited (at most a bound in
@@ -281,7 +282,7 @@ def soft_mount_fnotify_server_stopped(run, w):
             raise TestbedError(f"F_NOTIFY took {secs:.0f}s on a soft mount "
                                f"with the server stopped (bound "
                                f"{SOFT_FNOTIFY_SECONDS}s)")
-        if f"error {EHOSTDOWN}" not in out:
+        if f"error {errno.EHOSTDOWN}" not in out:
             raise TestbedError(f"F_NOTIFY did not fail with EHOSTDOWN: {out}")
     finally:
         _start_smbd(run)
