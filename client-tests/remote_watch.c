@@ -7,7 +7,7 @@
  * watcher that sets its watch again, and reopened after the server drops
  * the connection, with one event for what may have been missed, where the
  * directory now is, and telling a report that met a busy superblock as a
- * loss.
+ * loss; DebugData can be read while its watches reopen.
  * Every case fails on a kernel without remote notification.
  */
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "lib/testbed.h"
 #include "kselftest_harness.h"
@@ -230,6 +231,130 @@ TEST_F(remote, oneshot_watch_set_again_keeps_the_handle)
 	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT));
 	n = tb_wait_opens(self->d.name, 0, SIGNAL_WAIT);
 	EXPECT_EQ(0, n) TH_LOG("%lld handle(s) left once the one-shot fired", n);
+}
+
+#define DEEP_LEVELS	14	/* directories of NAME_LEN characters, nested */
+#define DEEP_WATCHED	8	/* the deepest of them watched */
+#define NAME_LEN	200
+#define CHURN_SECONDS	45.0	/* of filter changes, bounded */
+#define CHURN_MIN	100	/* filter changes that make the case count */
+#define NARROW_USEC	300000	/* for the narrower filter's reopens */
+
+/*
+ * A reader of DebugData for at most @seconds, in a child: each pass
+ * prints every watch's path, which a reopen replaces.
+ */
+static pid_t start_debugdata_reader(double seconds)
+{
+	static char buf[1 << 16];
+	pid_t pid = fork();
+	double end;
+	int fd;
+
+	if (pid)
+		return pid;
+	end = tb_now() + seconds;
+	while (tb_now() < end) {
+		fd = open(DEBUGDATA, O_RDONLY);
+		if (fd < 0)
+			_exit(1);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	_exit(0);
+}
+
+/* The kernel log from now on; -1 when there is none to read. */
+static int kmsg_from_now(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* 1 when a record of @fd since kmsg_from_now() holds @what, else 0. */
+static int kmsg_has(int fd, const char *what)
+{
+	char rec[2048];
+	ssize_t n;
+	int found = 0;
+
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten: read on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		found |= strstr(rec, what) != NULL;
+	}
+	return found;
+}
+
+/*
+ * DebugData read in a loop while the watches it lists reopen: a second
+ * watcher of each directory comes and goes, each time the filter widens
+ * or narrows the watch closes its handle and opens a new one, and the
+ * reopen replaces the watch's path.  Long paths, a reader on the other
+ * CPU: the reader must never print a path the reopen has freed (KASAN
+ * says slab-use-after-free in cifs_dir_watches_show() on a kernel where
+ * the reader does not take the watch's lock).
+ */
+TEST_F_TIMEOUT(remote, debugdata_read_while_watches_reopen, 150)
+{
+	char path[DEEP_LEVELS * (NAME_LEN + 1) + 160], name[NAME_LEN + 1];
+	int fds[DEEP_WATCHED], wide[DEEP_WATCHED], i, k, kmsg, status, rc;
+	int changes = 0;
+	size_t len;
+	double end;
+	pid_t reader;
+
+	memset(name, 'n', NAME_LEN);
+	name[NAME_LEN] = '\0';
+	len = snprintf(path, sizeof(path), "%s", self->d.path);
+	for (i = 0; i < DEEP_LEVELS; i++) {
+		name[0] = 'a' + i;
+		len += snprintf(path + len, sizeof(path) - len, "/%s", name);
+		ASSERT_EQ(0, mkdir(path, 0755)) TH_LOG("mkdir level %d: %s",
+						       i, strerror(errno));
+		k = i - (DEEP_LEVELS - DEEP_WATCHED);
+		if (k < 0)
+			continue;
+		fds[k] = tb_open_watchable(path, NOTIFY_SIG);
+		ASSERT_LE(0, fds[k]);
+		ASSERT_EQ(0, fcntl(fds[k], F_NOTIFY, DN_CREATE | DN_MULTISHOT));
+		wide[k] = tb_open_watchable(path, NOTIFY_SIG);
+		ASSERT_LE(0, wide[k]);
+	}
+	kmsg = kmsg_from_now();
+	ASSERT_LE(0, kmsg) TH_LOG("/dev/kmsg: %s", strerror(errno));
+	reader = start_debugdata_reader(CHURN_SECONDS + 30);
+	ASSERT_LT(0, reader);
+	end = tb_now() + CHURN_SECONDS;
+	for (rc = 0; !rc && tb_now() < end && changes < 20 * CHURN_MIN; ) {
+		/* wider: a new handle, which F_NOTIFY waits for */
+		for (k = 0; !rc && k < DEEP_WATCHED; k++, changes++)
+			rc = fcntl(wide[k], F_NOTIFY, DN_MODIFY | DN_MULTISHOT);
+		/* narrower again: the watch reopens without waiting */
+		for (k = 0; !rc && k < DEEP_WATCHED; k++, changes++)
+			rc = fcntl(wide[k], F_NOTIFY, 0);
+		usleep(NARROW_USEC);
+	}
+	kill(reader, SIGKILL);
+	ASSERT_EQ(reader, waitpid(reader, &status, 0));
+	ASSERT_EQ(0, rc) TH_LOG("F_NOTIFY: %s", strerror(errno));
+	TH_LOG("%d filter changes while DebugData was read", changes);
+	EXPECT_LE(CHURN_MIN, changes);
+	EXPECT_EQ(0, kmsg_has(kmsg, "KASAN"))
+		TH_LOG("KASAN spoke while DebugData was read");
+	close(kmsg);
+	for (k = 0; k < DEEP_WATCHED; k++) {
+		close(wide[k]);
+		close(fds[k]);
+	}
 }
 
 /* Last: the whole mount reconnects, which the other cases need not see. */
