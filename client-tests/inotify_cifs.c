@@ -108,6 +108,33 @@ TEST_F_TIMEOUT(inotify, server_disk_rmdir_is_delete_isdir, 90)
 	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sub"));
 }
 
+/*
+ * An rmdir made here fails (the directory is not empty), and the server
+ * removes the directory right after, within the 2 s in which the client
+ * drops the echo of its own changes: the watcher hears of the removal.
+ * Before the fix the failed rmdir left its echo expected, and the real
+ * removal was dropped as that echo.
+ */
+TEST_F_TIMEOUT(inotify, failed_local_rmdir_hides_no_server_rmdir, 90)
+{
+	char sub[192];
+	double t0;
+
+	SERVER(self, "mkdir %s/sub", self->d.name);
+	SERVER(self, "create %s/sub/f", self->d.name);
+	COLLECT(self);
+	snprintf(sub, sizeof(sub), "%s/sub", self->d.path);
+	ASSERT_EQ(1, tb_wait_file(sub, WAIT));
+	t0 = tb_now();
+	ASSERT_EQ(-1, rmdir(sub));
+	ASSERT_EQ(ENOTEMPTY, errno);
+	SERVER(self, "rmtree %s/sub", self->d.name);
+	TH_LOG("the server removed sub %.2f s after the failed rmdir",
+	       tb_now() - t0);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sub"));
+}
+
 TEST_F_TIMEOUT(inotify, server_disk_write_is_one_modify, 90)
 {
 	SERVER(self, "create %s/f", self->d.name);

@@ -6,9 +6,10 @@
  * file or directory removed (IN_ATTRIB for a file's link count, then
  * IN_DELETE_SELF and IN_IGNORED: the watch ends), renamed (IN_MOVE_SELF,
  * and the watch goes on hearing it under its new name), replaced by a
- * rename over its name (an editor's save). For each, the same watch on a
- * tmpfs in the same guest, with the same change made locally, gives the
- * events the CIFS watcher must get, in the same order.
+ * rename over its name (an editor's save), unlinked by one of two names
+ * (IN_ATTRIB, and IN_Q_OVERFLOW: see the case). For each, the same watch
+ * on a tmpfs in the same guest, with the same change made locally, gives
+ * the events the CIFS watcher must get, in the same order.
  *
  * Without the series' watches of files and self events (series v2 and
  * before) each case fails: a file's watcher hears nothing of the server,
@@ -197,6 +198,69 @@ TEST_F_TIMEOUT(self, file_removed_on_server_ends_the_watch, 90)
 	EXPECT_TRUE(same_events(&ref, &self->evs));
 	/* the watch ended: smbd's handle on the directory goes with it */
 	EXPECT_EQ(1, tb_wait_watched(self->d.name, 0, WAIT));
+}
+
+/*
+ * What a watch on "f" in a fresh tmpfs directory gets when "f" goes and
+ * its second link "g", made before the watch, stays.
+ */
+static void tmpfs_linked_reference(struct tb_events *ref)
+{
+	char tmp[] = "/tmp/self-XXXXXX", f[256], g[256], log[1024];
+	int in, fd;
+
+	memset(ref, 0, sizeof(*ref));
+	if (!mkdtemp(tmp))
+		return;
+	snprintf(f, sizeof(f), "%s/f", tmp);
+	snprintf(g, sizeof(g), "%s/g", tmp);
+	fd = open(f, O_WRONLY | O_CREAT, 0644);
+	if (fd >= 0 && !close(fd) && !link(f, g)) {
+		in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (in >= 0 && inotify_add_watch(in, f, IN_SELF) >= 0 &&
+		    !unlink(f))
+			tb_read_events(in, 0, ref, 1.0, 0.5);
+		if (in >= 0)
+			close(in);
+	}
+	tb_remove_tree(tmp);
+	fprintf(stderr, "# tmpfs: %s\n", tb_events_str(ref, log, sizeof(log)));
+}
+
+/*
+ * The watched file had a second link, and the server removes the name it
+ * was watched by: the file lives on, so its watchers hear IN_ATTRIB (its
+ * link count), as on tmpfs, and neither IN_DELETE_SELF nor the end of the
+ * watch.  The client cannot hear the file under the other name (the server
+ * reports changes by name), and says so: IN_Q_OVERFLOW follows, the one
+ * difference from tmpfs.  Before the fix the watch ended as if the file
+ * were gone.
+ */
+TEST_F_TIMEOUT(self, file_with_another_link_removed_is_attrib, 120)
+{
+	struct tb_events ref;
+	struct stat st;
+	double end;
+
+	tmpfs_linked_reference(&ref);
+	ASSERT_EQ(0, tb_server(NULL, "link %s/f %s/g", self->d.name,
+			       self->d.name));
+	/* the client knows of the second link (attributes live 1 s) */
+	end = tb_now() + WAIT;
+	while (!stat(self->file, &st) && st.st_nlink < 2 && tb_now() < end)
+		usleep(200 * 1000);
+	ASSERT_EQ(2, st.st_nlink);
+	WATCH(self, self->file, IN_SELF, self->d.name);
+	ASSERT_EQ(0, tb_server(NULL, "unlink %s/f", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&ref, IN_ATTRIB, ""));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_ATTRIB, ""));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_DELETE_SELF, ""));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_IGNORED, ""));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_Q_OVERFLOW, ""));
+	EXPECT_EQ(ref.n + 1, self->evs.n);
+	/* the watch goes on, and so does the handle on the directory */
+	EXPECT_EQ(1, tb_wait_watched(self->d.name, 1, WAIT));
 }
 
 TEST_F_TIMEOUT(self, file_renamed_by_another_client_is_still_heard, 120)

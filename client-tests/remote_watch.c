@@ -6,8 +6,7 @@
  * (which behaves like an unpatched kernel), kept armed for a one-shot
  * watcher that sets its watch again, and reopened after the server drops
  * the connection, with one event for what may have been missed, where the
- * directory now is, and telling a report that met a busy superblock as a
- * loss; DebugData can be read while its watches reopen.
+ * directory now is; DebugData can be read while its watches reopen.
  * Every case fails on a kernel without remote notification.
  */
 #include <fcntl.h>
@@ -459,32 +458,6 @@ TEST_F(remote, failed_rearm_reopens_with_one_handle)
 		TH_LOG("no signal for a change after the failed re-arm");
 	n = tb_wait_opens(self->d.name, 1, SIGNAL_WAIT);
 	EXPECT_EQ(1, n) TH_LOG("%lld handle(s) on the server, not one", n);
-}
-
-/*
- * A completion whose report cannot pin the directory, because a umount,
- * a remount or a freeze holds its superblock's s_umount (fail_function
- * makes the next try fail: the window is too short to hit otherwise):
- * what the server sent is lost, and the watcher must hear of the loss
- * (dnotify: a signal) once the superblock is free, not never.  Before the
- * fix the response was dropped without a word.
- */
-TEST_F(remote, report_on_a_busy_superblock_is_told_as_a_loss)
-{
-	int rc;
-
-	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT));
-	rc = fail_next_calls("cifs_watch_trylock_sb", -EBUSY, 1);
-	ASSERT_EQ(0, rc) TH_LOG("fail_function: %s", strerror(-rc));
-	ASSERT_EQ(0, tb_server(NULL, "create %s/busy", self->d.name));
-	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
-		TH_LOG("the report the busy superblock stopped was lost silently");
-	tb_write_file(FAIL_FUNCTION "/inject", "!cifs_watch_trylock_sb");
-	while (got_signal(_metadata, &self->set, self->fd, 1.0))
-		;
-	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
-	EXPECT_EQ(1, got_signal(_metadata, &self->set, self->fd, SIGNAL_WAIT))
-		TH_LOG("no signal for a change after the busy superblock");
 }
 
 /*

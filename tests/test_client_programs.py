@@ -47,3 +47,23 @@ def test_an_unlisted_program_stops_the_build(tmp_path):
                         "KSFT_DIR=/nonexistent"], capture_output=True,
                        text=True, timeout=30)
     assert p.returncode != 0 and "tb-stray" in p.stderr
+
+
+def test_the_build_is_keyed_by_the_sources_not_by_timestamps(tmp_path):
+    from testbed.machine.client_programs import sources_key
+    repo = tmp_path / "repo"
+    (repo / "client-tests" / "build").mkdir(parents=True)
+    ksft = tmp_path / "ksft"
+    ksft.mkdir()
+    (ksft / "kselftest_harness.h").write_text("/* harness */\n")
+    src = repo / "client-tests" / "remote_watch.c"
+    src.write_text("TEST(a) {}\n")
+    first = sources_key(repo, ksft)
+    (repo / "client-tests" / "build" / "remote_watch").write_text("elf")
+    assert sources_key(repo, ksft) == first
+    src.write_text("TEST(b) {}\n")
+    assert sources_key(repo, ksft) != first
+    src.write_text("TEST(a) {}\n")
+    assert sources_key(repo, ksft) == first
+    (ksft / "kselftest_harness.h").write_text("/* newer harness */\n")
+    assert sources_key(repo, ksft) != first

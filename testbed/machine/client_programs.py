@@ -5,6 +5,7 @@ and tb-sigproxy on the server (server_programs.py starts them)."""
 
 import shutil
 
+from ..common.cache import content_key, tree_files
 from ..common.commands import capture, run_logged
 from ..common.errors import TestbedError
 from ..common.progress import Phase
@@ -13,6 +14,9 @@ from . import lifecycle, server_programs, vm
 
 BIN = vm.GUEST_BIN
 CLIENT_BIN = vm.CLIENT_BIN
+# builds kept beside the current one (a clean clone's CI and a working
+# checkout alternate without rebuilding each other's)
+KEPT_BUILDS = 4
 KMEMLEAK_SCAN_OFF = ("mountpoint -q /sys/kernel/debug || mount -t debugfs "
                      "none /sys/kernel/debug; [ ! -e /sys/kernel/debug/"
                      "kmemleak ] || echo scan=off > /sys/kernel/debug/kmemleak")
@@ -24,18 +28,43 @@ def ksft_dir(cache):
         "tools/testing/selftests"
 
 
+def sources_key(repo, ksft):
+    """The key of a build: every file of client-tests/ but a local build/,
+    and the harness headers. make's own timestamps cannot tell two
+    checkouts apart: a clean clone's newer binaries would stand for a
+    working tree's older but different sources."""
+    files = [f for f in tree_files(repo / "client-tests", "client-tests/")
+             if not f[0].startswith("client-tests/build/")]
+    files += [(f"ksft/{h}", ksft / h) for h in
+              ("kselftest_harness.h", "kselftest.h") if (ksft / h).is_file()]
+    return content_key([("cc", "gcc -static")], files)
+
+
+def _prune(builds, current):
+    """Remove all but the `keep` most recently used builds."""
+    dirs = sorted((d for d in builds.iterdir() if d.is_dir()),
+                  key=lambda d: d.stat().st_mtime, reverse=True)
+    for d in dirs[KEPT_BUILDS:]:
+        if d != current:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def build(cache, repo):
-    """make client-tests (static binaries) into the cache; (bin dir, the
-    names of the test programs)."""
+    """make client-tests (static binaries) into the cache, in a folder
+    keyed by their sources; (bin dir, the names of the test programs)."""
     ksft = ksft_dir(cache)
     if not (ksft / "kselftest_harness.h").is_file():
         raise TestbedError(f"no kselftest_harness.h under {ksft}: run 'up'")
-    out = cache / "client-tests" / "bin"
+    builds = cache / "client-tests"
+    here = builds / sources_key(repo, ksft)
+    out = here / "bin"
     log = cache / "logs" / "client-tests.log"
     log.write_text("")
     with Phase("building client-tests"):
         run_logged(["make", "-C", repo / "client-tests", f"KSFT_DIR={ksft}",
                     f"OUT={out}"], log, "building client-tests")
+    here.touch()
+    _prune(builds, here)
     names = capture(["make", "-s", "-C", repo / "client-tests", "list",
                      f"KSFT_DIR={ksft}"]).split()
     return out, names

@@ -1,6 +1,7 @@
 """Fault cases the host drives, with watches armed on the client: smbd
 restarted, the link down for 20 s, smbd killed hard, the client unmounting,
-the watcher killed, F_NOTIFY on a soft mount whose server stopped. Each
+the watcher killed, F_NOTIFY on a soft mount whose server stopped, a
+umount while a report waits for a stopped server. Each
 case runs on a mount of its own (/mnt/fault, its own connection) with a
 tb-watch process watching a fresh directory, and then checks what must
 hold after any fault: every step bounded, a change made after recovery
@@ -290,6 +291,55 @@ def soft_mount_fnotify_server_stopped(run, w):
     return notes
 
 
+# umount2(argv[1], 0) from Python's ctypes; exits with the errno.
+_UMOUNT2 = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+            "sys.exit(ctypes.get_errno() if libc.umount2("
+            "sys.argv[1].encode(), 0) else 0)")
+
+
+def umount_during_report_server_stopped(run, w):
+    """A umount while a report waits for a server that stopped: 3,000
+    files made on the server's disk, names the client never saw, so that
+    its reports ask the server of each whether it is a directory; every
+    smbd stopped (SIGSTOP) in the middle, the watcher killed, the hard
+    mount unmounted with umount(2). It returns within UMOUNT_SECONDS,
+    not when the server is back: a report pins the superblock as an open
+    file does, not by s_umount (which umount waited for, as long as the
+    server was stopped). The superblock goes once the report is over,
+    after smbd continues."""
+    res = "/tmp/tb-umount.res"
+    _must(run, "server", f"cd /srv/share/{w.dir} && (i=0; while [ $i -lt "
+          "3000 ]; do : > f-$i; i=$((i + 1)); done) </dev/null >/dev/null "
+          "2>&1 &", 30)
+    _poll("the reports under way", lambda: w.signals() >= 20, 60)
+    _must(run, "server", "systemctl kill --signal=STOP smbd", 30)
+    notes = [f"smbd stopped after {w.signals()} signal(s)"]
+    try:
+        secs = w.kill(KILLED_EXIT_SECONDS)
+        notes.append(f"watcher SIGKILLed, gone in {secs:.2f}s")
+        # umount(2) itself: umount(8) stats the mount point first, which
+        # on a hard mount waits for the server whatever the kernel does
+        _must(run, "client", f"rm -f {res}; (python3 -c '{_UMOUNT2}' "
+              f"{FAULT_MNT}; echo $? > {res}) </dev/null >/dev/null 2>&1 &",
+              20)
+        try:
+            secs = _poll("umount returning", lambda: _sh(
+                run, "client", f"test -s {res}", 20)[0] == 0, UMOUNT_SECONDS)
+        except TestbedError as e:
+            raise TestbedError(f"{e}: umount waits for the server") from e
+        code = _sh(run, "client", f"cat {res}", 20)[1].strip()
+        notes.append(f"umount returned in {secs:.1f}s (exit {code})")
+        if code != "0":
+            raise TestbedError(f"umount(2) failed: errno {code}")
+    finally:
+        _must(run, "server", "systemctl kill --signal=CONT smbd", 30)
+        notes.append("smbd continued")
+        _poll("umount ending", lambda: _sh(run, "client", f"test -s {res}",
+                                           20)[0] == 0, RECOVERY_SECONDS)
+        _sh(run, "server", f"rm -rf /srv/share/{w.dir}", 60)
+    return notes
+
+
 def watcher_sigkilled(run, w):
     secs = w.kill()
     return [f"watcher killed with SIGKILL while its request was pending, "
@@ -311,6 +361,8 @@ FAULTS = {
                                     HARD_OPTS),
     "soft_mount_fnotify_server_stopped": (soft_mount_fnotify_server_stopped,
                                           True, MOUNT_OPTS),
+    "umount_during_report_server_stopped": (
+        umount_during_report_server_stopped, False, HARD_OPTS),
 }
 
 
