@@ -27,7 +27,7 @@ AGGREGATOR = "\f"
 PCAP_HEADER_SIZE = 24
 # SMB2 off port 445: the second smbd (change notify = no), the tb-sigproxy
 # relays (faithful, spoiling notify signatures)
-EXTRA_SMB_PORTS = (4445, 4447, 4448)
+EXTRA_SMB_PORTS = (4445, 4447, 4448, 4449)
 TRUNCATED_HINT = "cut short in the middle of a packet"
 
 FRAME_FIELDS = ["frame.number", "frame.time_relative", "ip.src", "ip.dst",

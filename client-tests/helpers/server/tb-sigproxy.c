@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tb-sigproxy: a TCP relay on the server guest in front of smbd, for
- * notify_signing.  In "spoil" mode it flips one byte of the signature of
- * every final, signed CHANGE_NOTIFY response it relays and nothing else,
- * as a tampering path would; in "relay" mode it changes nothing, so that
- * a case through it shows the relay alone loses no event.
+ * notify_signing and notify_order.  In "spoil" mode it flips one byte of
+ * the signature of every final, signed CHANGE_NOTIFY response it relays
+ * and nothing else, as a tampering path would; in "hold" mode it passes
+ * each CHANGE_NOTIFY request to smbd HOLD_MS after the client sent it,
+ * the requests behind it at once, as a server that handles a connection's
+ * requests out of order (MS-SMB2 allows it) would; in "relay" mode it
+ * changes nothing, so that a case through it shows the relay alone loses
+ * no event.
  *
- *   tb-sigproxy LISTEN_ADDR LISTEN_PORT SMBD_ADDR SMBD_PORT relay|spoil
+ *   tb-sigproxy LISTEN_ADDR LISTEN_PORT SMBD_ADDR SMBD_PORT relay|spoil|hold
  *
- * One child per connection; the server-to-client direction is read one
- * NetBIOS-framed PDU at a time, the other is copied as it comes.
+ * One child per connection; each direction is read one NetBIOS-framed PDU
+ * at a time (the client-to-server one only in "hold" mode: else it is
+ * copied as it comes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,17 +25,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define SMB2_HDR_LEN		64
 #define SMB2_CHANGE_NOTIFY	0x000f
+#define SMB2_FLAGS_SERVER_TO_REDIR 0x00000001
 #define SMB2_FLAGS_SIGNED	0x00000008
 #define STATUS_PENDING		0x00000103
 #define SIGNATURE_OFF		48
 #define MAX_PDU			(16 << 20)
+#define HOLD_MS			1000
+#define MAX_HELD		16
 
-static int spoil;
+static int spoil, hold;
+
+/* the CHANGE_NOTIFY requests held back, oldest first */
+static struct held {
+	unsigned char *pdu;	/* with its 4-byte NetBIOS header */
+	uint32_t len;
+	long long due;		/* ms, CLOCK_MONOTONIC */
+} held[MAX_HELD];
+static int nr_held;
 
 static int full_read(int fd, void *buf, size_t len)
 {
@@ -79,30 +96,96 @@ static int final_signed_notify(const unsigned char *pdu, uint32_t len)
 	       (le32(pdu + 16) & SMB2_FLAGS_SIGNED);
 }
 
-/* Relay one PDU from smbd to the client; -1 when either side is gone. */
-static int relay_pdu(int from, int to)
+/* Whether @pdu is a CHANGE_NOTIFY request (not encrypted). */
+static int notify_request(const unsigned char *pdu, uint32_t len)
 {
-	unsigned char hdr[4], *pdu;
-	uint32_t len;
-	int rc;
+	if (len < SMB2_HDR_LEN || memcmp(pdu, "\xfeSMB", 4))
+		return 0;
+	return (pdu[12] | pdu[13] << 8) == SMB2_CHANGE_NOTIFY &&
+	       !(le32(pdu + 16) & SMB2_FLAGS_SERVER_TO_REDIR);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Read one NetBIOS-framed PDU: its length, the frame in *@frame. */
+static int read_pdu(int from, unsigned char **frame, uint32_t *len)
+{
+	unsigned char hdr[4];
 
 	if (full_read(from, hdr, sizeof(hdr)))
 		return -1;
-	len = (uint32_t)hdr[1] << 16 | hdr[2] << 8 | hdr[3];
-	if (hdr[0] != 0 || len > MAX_PDU)
+	*len = (uint32_t)hdr[1] << 16 | hdr[2] << 8 | hdr[3];
+	if (hdr[0] != 0 || *len > MAX_PDU)
 		return -1;
-	pdu = malloc(len ? len : 1);
-	if (!pdu || full_read(from, pdu, len)) {
-		free(pdu);
+	*frame = malloc(*len + 4);
+	if (!*frame)
+		return -1;
+	memcpy(*frame, hdr, 4);
+	if (full_read(from, *frame + 4, *len)) {
+		free(*frame);
 		return -1;
 	}
-	if (spoil && final_signed_notify(pdu, len)) {
-		pdu[SIGNATURE_OFF] ^= 0x5a;
+	return 0;
+}
+
+/* Relay one PDU from smbd to the client; -1 when either side is gone. */
+static int relay_pdu(int from, int to)
+{
+	unsigned char *frame;
+	uint32_t len;
+	int rc;
+
+	if (read_pdu(from, &frame, &len))
+		return -1;
+	if (spoil && final_signed_notify(frame + 4, len)) {
+		frame[4 + SIGNATURE_OFF] ^= 0x5a;
 		fprintf(stderr, "tb-sigproxy: spoiled the signature of a CHANGE_NOTIFY response\n");
 	}
-	rc = full_write(to, hdr, sizeof(hdr)) || full_write(to, pdu, len) ? -1 : 0;
-	free(pdu);
+	rc = full_write(to, frame, len + 4);
+	free(frame);
 	return rc;
+}
+
+/* Relay one PDU from the client to smbd, or hold it if it asks for changes. */
+static int relay_request(int from, int to)
+{
+	unsigned char *frame;
+	uint32_t len;
+	int rc;
+
+	if (read_pdu(from, &frame, &len))
+		return -1;
+	if (notify_request(frame + 4, len) && nr_held < MAX_HELD) {
+		held[nr_held].pdu = frame;
+		held[nr_held].len = len + 4;
+		held[nr_held].due = now_ms() + HOLD_MS;
+		nr_held++;
+		fprintf(stderr, "tb-sigproxy: holding a CHANGE_NOTIFY request\n");
+		return 0;
+	}
+	rc = full_write(to, frame, len + 4);
+	free(frame);
+	return rc;
+}
+
+/* Pass on the held requests that are due; the ms until the next, or -1. */
+static int release_held(int to)
+{
+	long long now = now_ms();
+
+	while (nr_held && held[0].due <= now) {
+		if (full_write(to, held[0].pdu, held[0].len))
+			_exit(0);
+		free(held[0].pdu);
+		memmove(held, held + 1, --nr_held * sizeof(held[0]));
+	}
+	return nr_held ? (int)(held[0].due - now) : -1;
 }
 
 static int copy_some(int from, int to)
@@ -126,12 +209,15 @@ static void serve(int client, const struct sockaddr_in *smbd)
 	p[1].fd = up;
 	p[0].events = p[1].events = POLLIN;
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		int timeout = hold ? release_held(up) : -1;
+
+		if (poll(p, 2, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (p[0].revents && copy_some(client, up))
+		if (p[0].revents && (hold ? relay_request(client, up) :
+					     copy_some(client, up)))
 			break;
 		if (p[1].revents && relay_pdu(up, client))
 			break;
@@ -154,11 +240,13 @@ int main(int argc, char **argv)
 
 	if (argc != 6 || parse_addr(&listen_sa, argv[1], argv[2]) ||
 	    parse_addr(&smbd, argv[3], argv[4]) ||
-	    (strcmp(argv[5], "relay") && strcmp(argv[5], "spoil"))) {
-		fprintf(stderr, "usage: tb-sigproxy LISTEN_ADDR LISTEN_PORT SMBD_ADDR SMBD_PORT relay|spoil\n");
+	    (strcmp(argv[5], "relay") && strcmp(argv[5], "spoil") &&
+	     strcmp(argv[5], "hold"))) {
+		fprintf(stderr, "usage: tb-sigproxy LISTEN_ADDR LISTEN_PORT SMBD_ADDR SMBD_PORT relay|spoil|hold\n");
 		return 2;
 	}
 	spoil = !strcmp(argv[5], "spoil");
+	hold = !strcmp(argv[5], "hold");
 	signal(SIGCHLD, SIG_IGN);	/* children are reaped by the kernel */
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * notify_order: F_NOTIFY returns once the server holds the watch's
+ * request, also from a server that handles a connection's requests out of
+ * order (MS-SMB2 does not promise the order).  The share is mounted through
+ * tb-sigproxy's "hold" port on the server, which passes each CHANGE_NOTIFY
+ * request to smbd a second after the client sent it and what comes after
+ * it at once.  A create made on the server's disk right after F_NOTIFY
+ * returned must reach the watcher.  Before the fix F_NOTIFY returned when
+ * a later request on the same handle had been answered: smbd had not yet
+ * seen the CHANGE_NOTIFY, and the create was never reported.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+
+#include "lib/testbed.h"
+#include "kselftest_harness.h"
+
+#define HOLD_PORT	4449	/* tb-sigproxy hold (common/addresses.py) */
+#define HOLD_MNT	"/mnt/held"
+#define NOTIFY_SIG	(SIGRTMIN + 1)
+#define SIGNAL_WAIT	15.0	/* for a signal that must come, under TCG */
+
+FIXTURE(held) {
+	struct tb_dir d;	/* made on the server; seen under HOLD_MNT */
+	char path[160];
+	int fd;
+	sigset_t set;
+};
+
+FIXTURE_SETUP(held)
+{
+	char cmd[256];
+
+	self->fd = -1;
+	ASSERT_EQ(0, tb_server_dir(&self->d, "ord"));
+	snprintf(cmd, sizeof(cmd), "mkdir -p " HOLD_MNT " && mount -t cifs "
+		 "//server/share " HOLD_MNT " -o vers=3.1.1,port=%d,nosharesock,"
+		 "credentials=/etc/testbed/cifs.cred", HOLD_PORT);
+	ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+	snprintf(self->path, sizeof(self->path), HOLD_MNT "/%s", self->d.name);
+	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
+	self->fd = tb_open_watchable(self->path, NOTIFY_SIG);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->path, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(held)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	umount2(HOLD_MNT, MNT_DETACH);
+	if (tb_remove_tree(self->d.path))
+		TH_LOG("could not remove %s", self->d.path);
+}
+
+TEST_F_TIMEOUT(held, create_right_after_f_notify_is_heard, 60)
+{
+	siginfo_t si;
+	double t0 = tb_now(), took;
+
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT))
+		TH_LOG("F_NOTIFY: %s", strerror(errno));
+	took = tb_now() - t0;
+	ASSERT_EQ(0, tb_server(NULL, "create %s/after", self->d.name));
+	TH_LOG("F_NOTIFY returned after %.2f s; the server created after", took);
+	EXPECT_EQ(NOTIFY_SIG, tb_wait_sig(&self->set, SIGNAL_WAIT, &si))
+		TH_LOG("no signal for a create made after F_NOTIFY returned: "
+		       "it returned before the server held the request");
+}
+
+TEST_HARNESS_MAIN
