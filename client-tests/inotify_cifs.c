@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "lib/testbed.h"
 #include "lib/events.h"
@@ -133,6 +134,71 @@ TEST_F_TIMEOUT(inotify, failed_local_rmdir_hides_no_server_rmdir, 90)
 	       tb_now() - t0);
 	COLLECT(self);
 	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sub"));
+}
+
+#define NCREATES	100	/* files the server creates, one after another */
+
+/*
+ * While the server creates files one after another, a second watcher of
+ * the directory asks for attribute changes, then for nothing, again and
+ * again: each change of what the directory's watch asks the server for
+ * takes a new handle (the server keeps a handle's first filter).  The
+ * first watcher, which asks for creates only, hears each create once.
+ * Before the fix the old handle was closed before the new one was armed:
+ * the creates in between, and those the old request had completed with
+ * meanwhile, were lost.
+ */
+TEST_F_TIMEOUT(inotify, filter_change_during_creates_loses_none, 150)
+{
+	int other, changes = 0, missing = 0, doubled = 0, status, i;
+	char name[32];
+	pid_t pid;
+
+	/* the fixture's watcher narrowed to creates: the filter changes */
+	ASSERT_LE(0, inotify_add_watch(self->in, self->d.path, IN_CREATE));
+	usleep(1500 * 1000);
+	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
+	other = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, other);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		for (i = 0; i < NCREATES; i++) {
+			if (tb_server(NULL, "create %s/c-%d", self->d.name, i))
+				_exit(1);
+			usleep(20 * 1000);
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		int wd = inotify_add_watch(other, self->d.path, IN_ATTRIB);
+
+		usleep(300 * 1000);
+		if (wd >= 0)
+			inotify_rm_watch(other, wd);
+		changes += 2;
+		usleep(300 * 1000);
+	}
+	close(other);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the server's creates failed");
+	tb_read_events(self->in, 0, &self->evs, WAIT, QUIET);
+	for (i = 0; i < NCREATES; i++) {
+		int n;
+
+		snprintf(name, sizeof(name), "c-%d", i);
+		n = tb_count(&self->evs, IN_CREATE, name);
+		if (n == 0 && missing++ < 8)
+			TH_LOG("no IN_CREATE for %s", name);
+		if (n > 1)
+			doubled++;
+	}
+	TH_LOG("%d creates, %d filter changes: %d not heard, %d heard twice, "
+	       "%d overflows", NCREATES, changes, missing, doubled,
+	       tb_count(&self->evs, IN_Q_OVERFLOW, ""));
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, doubled);
+	EXPECT_EQ(0, tb_count(&self->evs, IN_Q_OVERFLOW, ""));
 }
 
 TEST_F_TIMEOUT(inotify, server_disk_write_is_one_modify, 90)

@@ -8,7 +8,10 @@
  * it at once.  A create made on the server's disk right after F_NOTIFY
  * returned must reach the watcher.  Before the fix F_NOTIFY returned when
  * a later request on the same handle had been answered: smbd had not yet
- * seen the CHANGE_NOTIFY, and the create was never reported.
+ * seen the CHANGE_NOTIFY, and the create was never reported.  And when the
+ * connection drops under that request (the relay ends it, once, when the
+ * share holds its mark), F_NOTIFY returns only once smbd holds a request
+ * again; before the fix the failed request counted as an answer.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -21,6 +24,8 @@
 #define HOLD_MNT	"/mnt/held"
 #define NOTIFY_SIG	(SIGRTMIN + 1)
 #define SIGNAL_WAIT	15.0	/* for a signal that must come, under TCG */
+#define DROP_MARK	".tb-drop-notify" /* in the share: tb-sigproxy's */
+#define HELD_WAIT	1.0	/* for smbd to list a request it answered */
 
 FIXTURE(held) {
 	struct tb_dir d;	/* made on the server; seen under HOLD_MNT */
@@ -50,6 +55,7 @@ FIXTURE_TEARDOWN(held)
 	if (self->fd >= 0)
 		close(self->fd);
 	umount2(HOLD_MNT, MNT_DETACH);
+	tb_server(NULL, "unlink " DROP_MARK);	/* if no request took it */
 	if (tb_remove_tree(self->d.path))
 		TH_LOG("could not remove %s", self->d.path);
 }
@@ -67,6 +73,27 @@ TEST_F_TIMEOUT(held, create_right_after_f_notify_is_heard, 60)
 	EXPECT_EQ(NOTIFY_SIG, tb_wait_sig(&self->set, SIGNAL_WAIT, &si))
 		TH_LOG("no signal for a create made after F_NOTIFY returned: "
 		       "it returned before the server held the request");
+}
+
+TEST_F_TIMEOUT(held, f_notify_after_a_drop_returns_once_held_again, 90)
+{
+	long long watched;
+	int mark;
+	double t0, took;
+
+	ASSERT_EQ(0, tb_server(NULL, "create " DROP_MARK));
+	t0 = tb_now();
+	ASSERT_EQ(0, fcntl(self->fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT))
+		TH_LOG("F_NOTIFY: %s", strerror(errno));
+	took = tb_now() - t0;
+	watched = tb_wait_count("watched", self->d.name, 1, HELD_WAIT, 100);
+	mark = tb_server(NULL, "exists " DROP_MARK);
+	TH_LOG("F_NOTIFY returned after %.2f s; smbd then watched the "
+	       "directory %lld time(s)", took, watched);
+	ASSERT_EQ(-ENOENT, mark)
+		TH_LOG("the relay never saw a request to drop the connection at");
+	EXPECT_EQ(1, watched)
+		TH_LOG("F_NOTIFY returned while smbd held no request");
 }
 
 TEST_HARNESS_MAIN

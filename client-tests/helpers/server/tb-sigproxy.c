@@ -6,7 +6,9 @@
  * and nothing else, as a tampering path would; in "hold" mode it passes
  * each CHANGE_NOTIFY request to smbd HOLD_MS after the client sent it,
  * the requests behind it at once, as a server that handles a connection's
- * requests out of order (MS-SMB2 allows it) would; in "relay" mode it
+ * requests out of order (MS-SMB2 allows it) would, or, while the share
+ * holds DROP_MARK (which it then removes), drops the connection instead,
+ * as a network that fails under a request would; in "relay" mode it
  * changes nothing, so that a case through it shows the relay alone loses
  * no event.
  *
@@ -37,6 +39,7 @@
 #define SIGNATURE_OFF		48
 #define MAX_PDU			(16 << 20)
 #define HOLD_MS			1000
+#define DROP_MARK		"/srv/share/.tb-drop-notify"
 #define MAX_HELD		16
 
 static int spoil, hold;
@@ -161,6 +164,10 @@ static int relay_request(int from, int to)
 
 	if (read_pdu(from, &frame, &len))
 		return -1;
+	if (notify_request(frame + 4, len) && unlink(DROP_MARK) == 0) {
+		fprintf(stderr, "tb-sigproxy: dropped the connection at a CHANGE_NOTIFY request\n");
+		_exit(0);
+	}
 	if (notify_request(frame + 4, len) && nr_held < MAX_HELD) {
 		held[nr_held].pdu = frame;
 		held[nr_held].len = len + 4;
