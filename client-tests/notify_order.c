@@ -40,10 +40,8 @@ FIXTURE_SETUP(held)
 
 	self->fd = -1;
 	ASSERT_EQ(0, tb_server_dir(&self->d, "ord"));
-	snprintf(cmd, sizeof(cmd), "mkdir -p " HOLD_MNT " && mount -t cifs "
-		 "//server/share " HOLD_MNT " -o vers=3.1.1,port=%d,nosharesock,"
-		 "credentials=/etc/testbed/cifs.cred", HOLD_PORT);
-	ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+	ASSERT_EQ(0, tb_mount_port(HOLD_MNT, HOLD_PORT, "", cmd, sizeof(cmd)))
+		TH_LOG("%s", cmd);
 	snprintf(self->path, sizeof(self->path), HOLD_MNT "/%s", self->d.name);
 	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));
 	self->fd = tb_open_watchable(self->path, NOTIFY_SIG);

@@ -58,11 +58,9 @@ FIXTURE_SETUP(signing)
 
 	self->in = -1;
 	ASSERT_EQ(0, tb_server_dir(&self->d, "sig"));
-	snprintf(cmd, sizeof(cmd), "mkdir -p " SIG_MNT " && mount -t cifs "
-		 "//server/share " SIG_MNT " -o vers=3.1.1,sign,port=%d,"
-		 "nosharesock,remoteinotify,credentials=/etc/testbed/cifs.cred",
-		 variant->port);
-	ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+	ASSERT_EQ(0, tb_mount_port(SIG_MNT, variant->port,
+				   "sign,remoteinotify", cmd, sizeof(cmd)))
+		TH_LOG("%s", cmd);
 	ASSERT_EQ(1, tb_file_has_line(DEBUGDATA, "Dialect 0x311", " signed"))
 		TH_LOG("no signed connection in " DEBUGDATA);
 	snprintf(self->path, sizeof(self->path), SIG_MNT "/%s", self->d.name);

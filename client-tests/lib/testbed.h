@@ -390,6 +390,21 @@ static inline int tb_block_signal(sigset_t *set, int sig)
 	return sigprocmask(SIG_BLOCK, set, NULL);
 }
 
+/*
+ * Mount the share on @mnt through @port of the server (a tb-sigproxy
+ * relay), on a connection of its own (SMB 3.1.1), with @opts added; 0, or
+ * -1 with the command left in @cmd for the log.
+ */
+static inline int tb_mount_port(const char *mnt, int port, const char *opts,
+				char *cmd, size_t len)
+{
+	snprintf(cmd, len, "mkdir -p %s && mount -t cifs //server/share %s "
+		 "-o vers=3.1.1,port=%d,nosharesock,"
+		 "credentials=/etc/testbed/cifs.cred%s%s", mnt, mnt, port,
+		 *opts ? "," : "", opts);
+	return system(cmd) ? -1 : 0;
+}
+
 /* Open a directory for F_NOTIFY with its signal set to `sig`; fd or -1. */
 static inline int tb_open_watchable(const char *path, int sig)
 {
