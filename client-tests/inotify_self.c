@@ -249,7 +249,7 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_is_attrib, 120)
 	end = tb_now() + WAIT;
 	while (!stat(self->file, &st) && st.st_nlink < 2 && tb_now() < end)
 		usleep(200 * 1000);
-	ASSERT_EQ(2, st.st_nlink);
+	ASSERT_EQ(2, (int)st.st_nlink);
 	WATCH(self, self->file, IN_SELF, self->d.name);
 	ASSERT_EQ(0, tb_server(NULL, "unlink %s/f", self->d.name));
 	COLLECT(self);
@@ -314,6 +314,35 @@ TEST_F_TIMEOUT(self, dir_removed_by_another_client_ends_the_watch, 120)
 	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE_SELF, ""));
 	EXPECT_EQ(1, tb_count(&self->evs, IN_IGNORED, ""));
 	EXPECT_TRUE(same_events(&ref, &self->evs));
+}
+
+/*
+ * The watched file's directory leaves the client's caches (the watch holds
+ * the file's inode, not a dentry, so nothing holds the directory), then the
+ * connection drops: the directory's watch reopens on the path it had, and
+ * the file hears the server's next append.  Before the fix the reopen
+ * looked for the directory among the dentries, found none, and retried
+ * every 16 s without reporting again.
+ */
+TEST_F_TIMEOUT(self, file_heard_after_a_reconnect_with_its_dir_uncached, 120)
+{
+	long long n = -1;
+
+	WATCH(self, self->file, IN_MODIFY, self->d.name);
+	ASSERT_EQ(0, tb_write_file("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(0, tb_server(&n, "disconnect"));
+	TH_LOG("ended %lld smbd process(es) serving this client", n);
+	tb_wait_watched(self->d.name, 0, WAIT);
+	EXPECT_EQ(1, tb_wait_remote_watch(self->d.name, 40.0))
+		TH_LOG("smbd holds no request on %s after the reconnect",
+		       self->d.name);
+	/* the reopen's overflow */
+	tb_read_events(self->in, 0, &self->evs, 2.0, 0);
+	memset(&self->evs, 0, sizeof(self->evs));
+	ASSERT_EQ(0, tb_server(NULL, "write %s/f 10", self->d.name));
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, ""))
+		TH_LOG("the file's watch no longer hears the server");
 }
 
 TEST_F_TIMEOUT(self, local_append_is_heard_once, 90)

@@ -32,6 +32,7 @@ SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
                     "multiuser_cifs.mu.filesystem_mark_*",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
+                    "inotify_self.self.file_heard_after_a_reconnect_*",
                     "mounts.multichannel")
 # Of those, the longest (10 cases each) start first: a batch that ended
 # with them would run them with fewer beside them.
