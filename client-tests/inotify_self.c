@@ -345,6 +345,32 @@ TEST_F_TIMEOUT(self, file_heard_after_a_reconnect_with_its_dir_uncached, 120)
 		TH_LOG("the file's watch no longer hears the server");
 }
 
+/*
+ * The server closes the watched directory to this mount's user (mode 000
+ * on its disk) and the connection drops: the watch's reopen is refused,
+ * and from then on the watcher hears local changes only.  It is told so
+ * once, with IN_Q_OVERFLOW, as of any loss; before, the watch went deaf
+ * without a word.
+ */
+TEST_F_TIMEOUT(self, dir_closed_to_the_reopen_is_an_overflow, 120)
+{
+	long long n = -1;
+
+	WATCH(self, self->d.path, IN_CREATE, self->d.name);
+	ASSERT_EQ(0, tb_server(NULL, "chmod %s 000", self->d.name));
+	ASSERT_EQ(0, tb_server(&n, "disconnect"));
+	TH_LOG("ended %lld smbd process(es) serving this client", n);
+	tb_read_events(self->in, 0, &self->evs, 40.0, QUIET);
+	EXPECT_EQ(0, tb_server(NULL, "chmod %s 755", self->d.name));
+	TH_LOG("cifs: %s", tb_events_str(&self->evs, self->log,
+					   sizeof(self->log)));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_Q_OVERFLOW, ""))
+		TH_LOG("the watcher was not told once that the server stopped "
+		       "reporting");
+	EXPECT_EQ(0, tb_wait_remote_watch(self->d.name, 1.0))
+		TH_LOG("smbd holds a request on the closed directory");
+}
+
 TEST_F_TIMEOUT(self, local_append_is_heard_once, 90)
 {
 	struct tb_events ref;

@@ -11,7 +11,9 @@
  * Before the fix the watch used the mount's credentials (the share's
  * user), and the second user heard of changes in a directory the server
  * would not let them list.  The same holds beside the share user's mark
- * on the whole filesystem, whose watch sees every directory.
+ * on the whole filesystem, whose watch sees every directory.  And a child
+ * that the report looks up for its event is looked up with the watcher's
+ * session, not with the mount's.
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -32,6 +34,13 @@
 #define WATCHER_ID	2000	/* a local uid/gid with no other use */
 #define EVENT_WAIT	10.0
 #define SILENCE_WAIT	3.0
+#define TRACEFS		"/sys/kernel/tracing"
+#define HOLD_PORT	4449	/* tb-sigproxy hold (common/addresses.py) */
+#define MU_HELD_MNT	"/mnt/multiuser-held"
+#define STALL_MARK	".tb-stall-setup" /* in the share: tb-sigproxy's */
+#define STALL_WAIT	4.0	/* F_NOTIFY still waiting after this long */
+#define LEAVE_WAIT	2.0	/* for a killed process to be gone */
+#define QUERY_EVENT	TRACEFS "/events/cifs/smb3_query_info_compound_enter/enable"
 
 FIXTURE(mu) {
 	struct tb_dir listable;	/* mode 0755: the second user may list it */
@@ -59,25 +68,21 @@ FIXTURE_SETUP(mu)
 
 FIXTURE_TEARDOWN(mu)
 {
+	tb_server(NULL, "unlink " STALL_MARK);	/* if a case left it */
+	umount2(MU_HELD_MNT, MNT_DETACH);
 	umount2(MU_MNT, MNT_DETACH);
 	tb_remove_tree(self->listable.path);
 	tb_remove_tree(self->closed.path);
 }
 
 /*
- * In a child: become the watcher (uid/gid WATCHER_ID) with a session
- * keyring holding @user's password for the server, as `cifscreds add`
- * leaves it, and watch @a and @b for IN_CREATE.  Writes "ready" once both
- * watches are set (or "err N" and exits), then one line "a NAME" or
- * "b NAME" per event, for @seconds.
+ * Become the watcher (uid/gid WATCHER_ID) with a session keyring holding
+ * @user's password for the server, as `cifscreds add` leaves it; 0 or -1.
  */
-static void watcher(int out, const char *user, const char *pass,
-		    const char *server_ip, const char *a, const char *b,
-		    double seconds)
+static int become_watcher(const char *user, const char *pass,
+			  const char *server_ip)
 {
-	char desc[64], payload[160], buf[4096];
-	double end;
-	int fd, wa, wb;
+	char desc[64], payload[160];
 
 	snprintf(desc, sizeof(desc), "cifs:a:%s", server_ip);
 	snprintf(payload, sizeof(payload), "%s:%s", user, pass);
@@ -85,12 +90,31 @@ static void watcher(int out, const char *user, const char *pass,
 	    setresuid(WATCHER_ID, WATCHER_ID, WATCHER_ID) ||
 	    syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 ||
 	    syscall(SYS_add_key, "logon", desc, payload, strlen(payload),
-		    KEY_SPEC_SESSION_KEYRING) < 0) {
+		    KEY_SPEC_SESSION_KEYRING) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * In a child: become the watcher, and watch @a for IN_CREATE and
+ * IN_MODIFY, @b for IN_CREATE.  Writes "ready" once both
+ * watches are set (or "err N" and exits), then one line "a NAME" or
+ * "b NAME" per event, for @seconds.
+ */
+static void watcher(int out, const char *user, const char *pass,
+		    const char *server_ip, const char *a, const char *b,
+		    double seconds)
+{
+	char buf[4096];
+	double end;
+	int fd, wa, wb;
+
+	if (become_watcher(user, pass, server_ip)) {
 		dprintf(out, "err %d setting up the watcher\n", errno);
 		_exit(1);
 	}
 	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	wa = fd < 0 ? -1 : inotify_add_watch(fd, a, IN_CREATE);
+	wa = fd < 0 ? -1 : inotify_add_watch(fd, a, IN_CREATE | IN_MODIFY);
 	wb = wa < 0 ? -1 : inotify_add_watch(fd, b, IN_CREATE);
 	if (wb < 0) {
 		dprintf(out, "err %d watching as uid %d\n", errno, WATCHER_ID);
@@ -259,6 +283,168 @@ TEST_F(mu, filesystem_mark_does_not_reach_other_users_watches)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	close(rfd);
+}
+
+/*
+ * The session id (sid=0x...) of the first query of @path in the trace, in
+ * @sid; -1 when none is traced.
+ */
+static int traced_query_sid(const char *path, char *sid, size_t len)
+{
+	char line[512], want[256];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	int rc = -1;
+
+	snprintf(want, sizeof(want), "%s\n", path);	/* after "path=" or "\\" */
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, " sid=");
+
+		if (!strstr(line, "smb3_query_info_compound_enter") || !p ||
+		    !strstr(line, want))
+			continue;
+		snprintf(sid, len, "%.*s", (int)strcspn(p + 1, " "), p + 1);
+		rc = 0;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* How many queries of @path the trace has with the session @sid. */
+static int traced_queries(const char *path, const char *sid)
+{
+	char line[512], want[256], with[64];
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	int n = 0;
+
+	snprintf(want, sizeof(want), "%s\n", path);	/* after "path=" or "\\" */
+	snprintf(with, sizeof(with), " %s ", sid);
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "smb3_query_info_compound_enter") &&
+		    strstr(line, want) && (!*sid || strstr(line, with)))
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * The server changes a file in the directory the second user watches for
+ * IN_MODIFY: the report looks the file up to give the event its inode,
+ * from the watch's work, and must do so with the watcher's session.  The
+ * session of this process (root, the mount's) is learnt from a lookup of
+ * a name of its own; none of the file's queries may use it.  Before the
+ * fix the work looked up as root, with the mount's session.  Alone: it
+ * reads the global trace, which another case may empty.
+ */
+TEST_F(mu, child_of_a_report_is_looked_up_with_the_watchers_session)
+{
+	char line[256], probe[128], probe_path[160], path[192], root_sid[40];
+	struct stat st;
+	int rfd, status;
+	pid_t pid;
+
+	pid = start_watcher(self, 3 * EVENT_WAIT, &rfd, line, sizeof(line));
+	ASSERT_LT(0, pid) TH_LOG("watcher: %s", line);
+	if (access(TRACEFS "/events", F_OK))
+		ASSERT_EQ(0, mount("nodev", TRACEFS, "tracefs", 0, NULL));
+	ASSERT_EQ(0, tb_write_file(QUERY_EVENT, "1"));
+	ASSERT_EQ(0, tb_write_file(TRACEFS "/trace", ""));
+	snprintf(probe, sizeof(probe), "tb-root-probe-%d", getpid());
+	snprintf(probe_path, sizeof(probe_path), MU_MNT "/%s", probe);
+	EXPECT_NE(0, stat(probe_path, &st));
+	ASSERT_EQ(0, traced_query_sid(probe, root_sid, sizeof(root_sid)))
+		TH_LOG("no query of %s traced: root's session unknown", probe);
+
+	ASSERT_EQ(0, tb_server(NULL, "write %s/changed 10",
+			       self->listable.name));
+	EXPECT_EQ(0, read_until(rfd, "a changed", line, sizeof(line),
+				EVENT_WAIT))
+		TH_LOG("no event for the file the server wrote");
+	/* the modification's event, if it comes separately */
+	read_until(rfd, "none", line, sizeof(line), SILENCE_WAIT);
+	tb_write_file(QUERY_EVENT, "0");
+	snprintf(path, sizeof(path), "%s\\changed", self->listable.name);
+	EXPECT_LT(0, traced_queries(path, ""))
+		TH_LOG("no query of %s traced: the case shows nothing", path);
+	EXPECT_EQ(0, traced_queries(path, root_sid))
+		TH_LOG("%s was queried with root's session (%s), not the "
+		       "watcher's", path, root_sid);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(rfd);
+}
+
+/*
+ * F_NOTIFY by a user with no session yet on a multiuser mount (the
+ * descriptor was opened by root) makes the watch set that user's session
+ * up.  The server sits on the session setup (tb-sigproxy holds it while
+ * the share has STALL_MARK), and the caller is killed meanwhile: it must
+ * be gone at once, as a killed process always leaves, not once the
+ * server answers.  Before the fix F_NOTIFY waited, uninterruptibly, for
+ * the reconcile work that was setting the session up.
+ */
+TEST_F_TIMEOUT(mu, killed_f_notify_leaves_while_a_session_is_set_up, 150)
+{
+	char cmd[320], path[192];
+	int fd, status, pfd[2];
+	double t0, took = -1;
+	pid_t pid, done = 0;
+
+	ASSERT_EQ(0, tb_mount_port(MU_HELD_MNT, HOLD_PORT,
+				   "multiuser,sec=ntlmssp,remoteinotify", cmd,
+				   sizeof(cmd)))
+		TH_LOG("%s", cmd);
+	snprintf(path, sizeof(path), MU_HELD_MNT "/%s", self->listable.name);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(0, tb_server(NULL, "create " STALL_MARK));
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (become_watcher(self->user, self->pass, self->server_ip))
+			_exit(2);
+		dprintf(pfd[1], "calling\n");
+		if (fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT))
+			_exit(3);
+		dprintf(pfd[1], "returned\n");
+		_exit(0);
+	}
+	close(pfd[1]);
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, read_until(pfd[0], "calling", cmd, sizeof(cmd),
+				EVENT_WAIT));
+	/* the case shows something only if F_NOTIFY is still waiting */
+	EXPECT_NE(0, read_until(pfd[0], "returned", cmd, sizeof(cmd),
+				STALL_WAIT))
+		TH_LOG("F_NOTIFY returned while the session setup was held");
+	done = waitpid(pid, &status, WNOHANG);
+	EXPECT_EQ(0, done)
+		TH_LOG("F_NOTIFY's caller ended before it was killed (0x%x)",
+		       status);
+	kill(pid, SIGKILL);
+	t0 = tb_now();
+	while (tb_now() - t0 < 30.0 && !done) {
+		done = waitpid(pid, &status, WNOHANG);
+		if (!done)
+			usleep(50000);
+	}
+	if (done == pid && tb_now() > t0)
+		took = tb_now() - t0;
+	tb_server(NULL, "unlink " STALL_MARK);
+	if (!done)
+		waitpid(pid, &status, 0);
+	close(pfd[0]);
+	close(fd);
+	if (took >= 0)
+		TH_LOG("the killed F_NOTIFY caller was gone after %.2f s", took);
+	else
+		TH_LOG("the killed F_NOTIFY caller was still there after 30 s");
+	EXPECT_LE(0, took);
+	EXPECT_GT(LEAVE_WAIT, took)
+		TH_LOG("a killed F_NOTIFY waited for the server's session setup");
 }
 
 TEST_HARNESS_MAIN

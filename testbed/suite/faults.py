@@ -261,9 +261,10 @@ def umount_force_server_stopped(run, w):
 def soft_mount_fnotify_server_stopped(run, w):
     """F_NOTIFY on a soft mount whose server has stopped returns within
     SOFT_FNOTIFY_SECONDS, failing with EHOSTDOWN as the mount's other
-    operations do, instead of waiting for the server; the watch armed
-    before the stop hears a change once smbd is back.  A second watcher
-    opens the directory first, and sets F_NOTIFY once smbd is down."""
+    operations do, instead of waiting for the server, and leaving the
+    file with no owner, as it was; the watch armed before the stop hears
+    a change once smbd is back.  A second watcher opens the directory
+    first, and sets F_NOTIFY once smbd is down."""
     go, log, res = "/tmp/tb-go", "/tmp/tb-watch-soft.log", "/tmp/tb-soft.res"
     _must(run, "client", f"rm -f {go} {log} {res}; ( {vm.CLIENT_BIN}/tb-watch "
           f"{w.path} {log} 60 {go} </dev/null >/dev/null 2>&1; echo $? > "
@@ -285,6 +286,9 @@ def soft_mount_fnotify_server_stopped(run, w):
                                f"{SOFT_FNOTIFY_SECONDS}s)")
         if f"error {errno.EHOSTDOWN}" not in out:
             raise TestbedError(f"F_NOTIFY did not fail with EHOSTDOWN: {out}")
+        if "owner 0" not in out:
+            raise TestbedError(f"the failed F_NOTIFY made its caller the "
+                               f"file's owner: {out}")
     finally:
         _start_smbd(run)
     notes.append("smbd started again")

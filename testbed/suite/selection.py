@@ -31,8 +31,11 @@ SIDE_BY_SIDE = ("check_flags.*", "dnotify_cifs.*", "dnotify_matrix.*",
                 "multiuser_cifs.*", "share_basics.*")
 NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
                     "multiuser_cifs.mu.filesystem_mark_*",
+                    "multiuser_cifs.mu.child_of_a_report_*",
+                    "multiuser_cifs.mu.killed_f_notify_*",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
                     "inotify_self.self.file_heard_after_a_reconnect_*",
+                    "inotify_self.self.dir_closed_to_the_reopen_*",
                     "mounts.multichannel")
 # Of those, the longest (10 cases each) start first: a batch that ended
 # with them would run them with fewer beside them.

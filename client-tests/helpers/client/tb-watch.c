@@ -10,7 +10,8 @@
  * of the host starts a watch and knows it armed.  With GO, the watcher
  * opens DIR, says "opened" in LOG, and sets F_NOTIFY once the file GO
  * exists: the host stops the server in between, so that only F_NOTIFY
- * meets it.
+ * meets it.  A failed F_NOTIFY is "error ERRNO", then "owner PID" (the
+ * file's F_GETOWN).
  *
  *   tb-watch DIR LOG SECONDS [GO]
  */
@@ -113,6 +114,9 @@ int main(int argc, char **argv)
 	if (fd < 0 || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT)) {
 		say(log, "error %d\n", errno);
+		/* a failed F_NOTIFY leaves the file's owner as it was: none */
+		if (fd >= 0)
+			say(log, "owner %d\n", fcntl(fd, F_GETOWN));
 		return 1;
 	}
 	say(log, "ready fd=%d\n", fd);

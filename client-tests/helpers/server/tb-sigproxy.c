@@ -8,7 +8,10 @@
  * the requests behind it at once, as a server that handles a connection's
  * requests out of order (MS-SMB2 allows it) would, or, while the share
  * holds DROP_MARK (which it then removes), drops the connection instead,
- * as a network that fails under a request would; in "relay" mode it
+ * as a network that fails under a request would; and while the share
+ * holds STALL_MARK it sits on each SESSION_SETUP request (STALL_MAX_MS at
+ * most), as a server slow to authenticate a new user would; in "relay"
+ * mode it
  * changes nothing, so that a case through it shows the relay alone loses
  * no event.
  *
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 #define SMB2_HDR_LEN		64
+#define SMB2_SESSION_SETUP	0x0001
 #define SMB2_CHANGE_NOTIFY	0x000f
 #define SMB2_FLAGS_SERVER_TO_REDIR 0x00000001
 #define SMB2_FLAGS_SIGNED	0x00000008
@@ -40,6 +44,9 @@
 #define MAX_PDU			(16 << 20)
 #define HOLD_MS			1000
 #define DROP_MARK		"/srv/share/.tb-drop-notify"
+#define STALL_MARK		"/srv/share/.tb-stall-setup"
+#define STALL_POLL_MS		100
+#define STALL_MAX_MS		60000
 #define MAX_HELD		16
 
 static int spoil, hold;
@@ -49,6 +56,7 @@ static struct held {
 	unsigned char *pdu;	/* with its 4-byte NetBIOS header */
 	uint32_t len;
 	long long due;		/* ms, CLOCK_MONOTONIC */
+	long long until;	/* a stalled one: passed on by then at last */
 } held[MAX_HELD];
 static int nr_held;
 
@@ -99,12 +107,12 @@ static int final_signed_notify(const unsigned char *pdu, uint32_t len)
 	       (le32(pdu + 16) & SMB2_FLAGS_SIGNED);
 }
 
-/* Whether @pdu is a CHANGE_NOTIFY request (not encrypted). */
-static int notify_request(const unsigned char *pdu, uint32_t len)
+/* Whether @pdu is a request of the SMB2 command @cmd (not encrypted). */
+static int request_of(const unsigned char *pdu, uint32_t len, int cmd)
 {
 	if (len < SMB2_HDR_LEN || memcmp(pdu, "\xfeSMB", 4))
 		return 0;
-	return (pdu[12] | pdu[13] << 8) == SMB2_CHANGE_NOTIFY &&
+	return (pdu[12] | pdu[13] << 8) == cmd &&
 	       !(le32(pdu + 16) & SMB2_FLAGS_SERVER_TO_REDIR);
 }
 
@@ -160,20 +168,25 @@ static int relay_request(int from, int to)
 {
 	unsigned char *frame;
 	uint32_t len;
-	int rc;
+	int rc, notify, stall;
 
 	if (read_pdu(from, &frame, &len))
 		return -1;
-	if (notify_request(frame + 4, len) && unlink(DROP_MARK) == 0) {
+	notify = request_of(frame + 4, len, SMB2_CHANGE_NOTIFY);
+	stall = request_of(frame + 4, len, SMB2_SESSION_SETUP) &&
+		access(STALL_MARK, F_OK) == 0;
+	if (notify && unlink(DROP_MARK) == 0) {
 		fprintf(stderr, "tb-sigproxy: dropped the connection at a CHANGE_NOTIFY request\n");
 		_exit(0);
 	}
-	if (notify_request(frame + 4, len) && nr_held < MAX_HELD) {
+	if ((notify || stall) && nr_held < MAX_HELD) {
 		held[nr_held].pdu = frame;
 		held[nr_held].len = len + 4;
-		held[nr_held].due = now_ms() + HOLD_MS;
+		held[nr_held].due = now_ms() + (stall ? STALL_POLL_MS : HOLD_MS);
+		held[nr_held].until = stall ? now_ms() + STALL_MAX_MS : 0;
 		nr_held++;
-		fprintf(stderr, "tb-sigproxy: holding a CHANGE_NOTIFY request\n");
+		fprintf(stderr, "tb-sigproxy: holding a %s request\n",
+			stall ? "SESSION_SETUP" : "CHANGE_NOTIFY");
 		return 0;
 	}
 	rc = full_write(to, frame, len + 4);
@@ -187,6 +200,11 @@ static int release_held(int to)
 	long long now = now_ms();
 
 	while (nr_held && held[0].due <= now) {
+		/* a stalled one waits while the mark is there */
+		if (held[0].until > now && access(STALL_MARK, F_OK) == 0) {
+			held[0].due = now + STALL_POLL_MS;
+			break;
+		}
 		if (full_write(to, held[0].pdu, held[0].len))
 			_exit(0);
 		free(held[0].pdu);
