@@ -377,6 +377,84 @@ TEST_F(mu, child_of_a_report_is_looked_up_with_the_watchers_session)
 }
 
 /*
+ * Mount the share on MU_HELD_MNT through tb-sigproxy's hold port as a
+ * multiuser mount, open the directory the second user may list there as
+ * root (in *@fd), have the relay sit on SESSION_SETUP requests, and start
+ * a child that becomes the second user, who has no session on the mount
+ * yet, and sets F_NOTIFY on that descriptor: its pid once it says it is
+ * calling, with the read end of its pipe in *@rfd ("returned" follows if
+ * F_NOTIFY returns); -1, with what failed in @line.
+ */
+static pid_t held_f_notify(const FIXTURE_DATA(mu) *self, int *fd, int *rfd,
+			   char *line, size_t len)
+{
+	char path[192];
+	int pfd[2];
+	pid_t pid;
+
+	*fd = -1;
+	if (tb_mount_port(MU_HELD_MNT, HOLD_PORT,
+			  "multiuser,sec=ntlmssp,remoteinotify", line, len))
+		return -1;
+	snprintf(path, sizeof(path), MU_HELD_MNT "/%s", self->listable.name);
+	*fd = open(path, O_RDONLY | O_DIRECTORY);
+	snprintf(line, len, "open %s, a pipe, the mark or a fork failed",
+		 path);
+	if (*fd < 0 || pipe(pfd))
+		return -1;
+	if (tb_server(NULL, "create " STALL_MARK)) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (become_watcher(self->user, self->pass, self->server_ip))
+			_exit(2);
+		dprintf(pfd[1], "calling\n");
+		if (fcntl(*fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT))
+			_exit(3);
+		dprintf(pfd[1], "returned\n");
+		_exit(0);
+	}
+	close(pfd[1]);
+	*rfd = pfd[0];
+	if (pid > 0 && !read_until(pfd[0], "calling", line, len, EVENT_WAIT))
+		return pid;
+	snprintf(line, len, "the child did not become the second user");
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	close(pfd[0]);
+	return -1;
+}
+
+/*
+ * Wait up to 30 s for @pid to end: how long it took, or -1; its status in
+ * *@status.  The relay lets session setups through after that, and the
+ * child is then waited for.
+ */
+static double held_wait(pid_t pid, int *status)
+{
+	double t0 = tb_now(), took = -1;
+	pid_t done = 0;
+
+	while (tb_now() - t0 < 30.0 && !done) {
+		done = waitpid(pid, status, WNOHANG);
+		if (!done)
+			usleep(50000);
+	}
+	if (done == pid)
+		took = tb_now() - t0;
+	tb_server(NULL, "unlink " STALL_MARK);
+	if (!done)
+		waitpid(pid, status, 0);
+	return took;
+}
+
+/*
  * F_NOTIFY by a user with no session yet on a multiuser mount (the
  * descriptor was opened by root) makes the watch set that user's session
  * up.  The server sits on the session setup (tb-sigproxy holds it while
@@ -387,56 +465,23 @@ TEST_F(mu, child_of_a_report_is_looked_up_with_the_watchers_session)
  */
 TEST_F_TIMEOUT(mu, killed_f_notify_leaves_while_a_session_is_set_up, 150)
 {
-	char cmd[320], path[192];
-	int fd, status, pfd[2];
-	double t0, took = -1;
-	pid_t pid, done = 0;
+	char line[320];
+	int fd, rfd, status = 0;
+	double took;
+	pid_t pid;
 
-	ASSERT_EQ(0, tb_mount_port(MU_HELD_MNT, HOLD_PORT,
-				   "multiuser,sec=ntlmssp,remoteinotify", cmd,
-				   sizeof(cmd)))
-		TH_LOG("%s", cmd);
-	snprintf(path, sizeof(path), MU_HELD_MNT "/%s", self->listable.name);
-	fd = open(path, O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
-	ASSERT_EQ(0, pipe(pfd));
-	ASSERT_EQ(0, tb_server(NULL, "create " STALL_MARK));
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		if (become_watcher(self->user, self->pass, self->server_ip))
-			_exit(2);
-		dprintf(pfd[1], "calling\n");
-		if (fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT))
-			_exit(3);
-		dprintf(pfd[1], "returned\n");
-		_exit(0);
-	}
-	close(pfd[1]);
-	ASSERT_LT(0, pid);
-	EXPECT_EQ(0, read_until(pfd[0], "calling", cmd, sizeof(cmd),
-				EVENT_WAIT));
+	pid = held_f_notify(self, &fd, &rfd, line, sizeof(line));
+	ASSERT_LT(0, pid) TH_LOG("%s", line);
 	/* the case shows something only if F_NOTIFY is still waiting */
-	EXPECT_NE(0, read_until(pfd[0], "returned", cmd, sizeof(cmd),
+	EXPECT_NE(0, read_until(rfd, "returned", line, sizeof(line),
 				STALL_WAIT))
 		TH_LOG("F_NOTIFY returned while the session setup was held");
-	done = waitpid(pid, &status, WNOHANG);
-	EXPECT_EQ(0, done)
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG))
 		TH_LOG("F_NOTIFY's caller ended before it was killed (0x%x)",
 		       status);
 	kill(pid, SIGKILL);
-	t0 = tb_now();
-	while (tb_now() - t0 < 30.0 && !done) {
-		done = waitpid(pid, &status, WNOHANG);
-		if (!done)
-			usleep(50000);
-	}
-	if (done == pid && tb_now() > t0)
-		took = tb_now() - t0;
-	tb_server(NULL, "unlink " STALL_MARK);
-	if (!done)
-		waitpid(pid, &status, 0);
-	close(pfd[0]);
+	took = held_wait(pid, &status);
+	close(rfd);
 	close(fd);
 	if (took >= 0)
 		TH_LOG("the killed F_NOTIFY caller was gone after %.2f s", took);
@@ -445,6 +490,45 @@ TEST_F_TIMEOUT(mu, killed_f_notify_leaves_while_a_session_is_set_up, 150)
 	EXPECT_LE(0, took);
 	EXPECT_GT(LEAVE_WAIT, took)
 		TH_LOG("a killed F_NOTIFY waited for the server's session setup");
+}
+
+/*
+ * The same session setup, held by the server, and then the F_NOTIFY
+ * caller killed and the directory closed: a umount(2) of the mount must
+ * not wait for the server either.  Its eviction of the directory waits
+ * for the directory's reconcile work: before the fix that work was the
+ * one setting the session up, and umount waited for the server to answer.
+ */
+TEST_F_TIMEOUT(mu, umount_does_not_wait_for_a_watchers_session_setup, 150)
+{
+	char line[320];
+	int fd, rfd, status = 0;
+	double took;
+	pid_t pid, um;
+
+	pid = held_f_notify(self, &fd, &rfd, line, sizeof(line));
+	ASSERT_LT(0, pid) TH_LOG("%s", line);
+	usleep(STALL_WAIT * 1e6);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(rfd);
+	close(fd);
+
+	um = fork();
+	if (um == 0)
+		_exit(umount2(MU_HELD_MNT, 0) ? errno : 0);
+	ASSERT_LT(0, um);
+	took = held_wait(um, &status);
+	if (took >= 0)
+		TH_LOG("umount(2) returned after %.2f s (%d)", took,
+		       WEXITSTATUS(status));
+	else
+		TH_LOG("umount(2) was still waiting after 30 s");
+	EXPECT_LE(0, took);
+	EXPECT_GT(LEAVE_WAIT, took)
+		TH_LOG("umount waited for the server's session setup");
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("umount failed: %s", strerror(WEXITSTATUS(status)));
 }
 
 TEST_HARNESS_MAIN
