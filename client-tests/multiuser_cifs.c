@@ -35,7 +35,6 @@
 #define EVENT_WAIT	10.0
 #define SILENCE_WAIT	3.0
 #define TRACEFS		"/sys/kernel/tracing"
-#define HOLD_PORT	4449	/* tb-sigproxy hold (common/addresses.py) */
 #define MU_HELD_MNT	"/mnt/multiuser-held"
 #define STALL_MARK	".tb-stall-setup" /* in the share: tb-sigproxy's */
 #define STALL_WAIT	4.0	/* F_NOTIFY still waiting after this long */
@@ -286,33 +285,12 @@ TEST_F(mu, filesystem_mark_does_not_reach_other_users_watches)
 }
 
 /*
- * The session id (sid=0x...) of the first query of @path in the trace, in
- * @sid; -1 when none is traced.
+ * How many queries of @path the trace has with the session @sid
+ * ("sid=0x..."; "" for any); with @first, the session of the first of
+ * them is left there ("" when none).
  */
-static int traced_query_sid(const char *path, char *sid, size_t len)
-{
-	char line[512], want[256];
-	FILE *f = fopen(TRACEFS "/trace", "r");
-	int rc = -1;
-
-	snprintf(want, sizeof(want), "%s\n", path);	/* after "path=" or "\\" */
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, " sid=");
-
-		if (!strstr(line, "smb3_query_info_compound_enter") || !p ||
-		    !strstr(line, want))
-			continue;
-		snprintf(sid, len, "%.*s", (int)strcspn(p + 1, " "), p + 1);
-		rc = 0;
-		break;
-	}
-	if (f)
-		fclose(f);
-	return rc;
-}
-
-/* How many queries of @path the trace has with the session @sid. */
-static int traced_queries(const char *path, const char *sid)
+static int traced_queries(const char *path, const char *sid, char *first,
+			  size_t len)
 {
 	char line[512], want[256], with[64];
 	FILE *f = fopen(TRACEFS "/trace", "r");
@@ -320,10 +298,19 @@ static int traced_queries(const char *path, const char *sid)
 
 	snprintf(want, sizeof(want), "%s\n", path);	/* after "path=" or "\\" */
 	snprintf(with, sizeof(with), " %s ", sid);
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "smb3_query_info_compound_enter") &&
-		    strstr(line, want) && (!*sid || strstr(line, with)))
-			n++;
+	if (first)
+		*first = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, " sid=");
+
+		if (!strstr(line, "smb3_query_info_compound_enter") || !p ||
+		    !strstr(line, want) || (*sid && !strstr(line, with)))
+			continue;
+		if (first && !n)
+			snprintf(first, len, "%.*s",
+				 (int)strcspn(p + 1, " "), p + 1);
+		n++;
+	}
 	if (f)
 		fclose(f);
 	return n;
@@ -354,7 +341,7 @@ TEST_F(mu, child_of_a_report_is_looked_up_with_the_watchers_session)
 	snprintf(probe, sizeof(probe), "tb-root-probe-%d", getpid());
 	snprintf(probe_path, sizeof(probe_path), MU_MNT "/%s", probe);
 	EXPECT_NE(0, stat(probe_path, &st));
-	ASSERT_EQ(0, traced_query_sid(probe, root_sid, sizeof(root_sid)))
+	ASSERT_LT(0, traced_queries(probe, "", root_sid, sizeof(root_sid)))
 		TH_LOG("no query of %s traced: root's session unknown", probe);
 
 	ASSERT_EQ(0, tb_server(NULL, "write %s/changed 10",
@@ -366,9 +353,9 @@ TEST_F(mu, child_of_a_report_is_looked_up_with_the_watchers_session)
 	read_until(rfd, "none", line, sizeof(line), SILENCE_WAIT);
 	tb_write_file(QUERY_EVENT, "0");
 	snprintf(path, sizeof(path), "%s\\changed", self->listable.name);
-	EXPECT_LT(0, traced_queries(path, ""))
+	EXPECT_LT(0, traced_queries(path, "", NULL, 0))
 		TH_LOG("no query of %s traced: the case shows nothing", path);
-	EXPECT_EQ(0, traced_queries(path, root_sid))
+	EXPECT_EQ(0, traced_queries(path, root_sid, NULL, 0))
 		TH_LOG("%s was queried with root's session (%s), not the "
 		       "watcher's", path, root_sid);
 	kill(pid, SIGKILL);
@@ -393,7 +380,7 @@ static pid_t held_f_notify(const FIXTURE_DATA(mu) *self, int *fd, int *rfd,
 	pid_t pid;
 
 	*fd = -1;
-	if (tb_mount_port(MU_HELD_MNT, HOLD_PORT,
+	if (tb_mount_port(MU_HELD_MNT, TB_HOLD_PORT,
 			  "multiuser,sec=ntlmssp,remoteinotify", line, len))
 		return -1;
 	snprintf(path, sizeof(path), MU_HELD_MNT "/%s", self->listable.name);

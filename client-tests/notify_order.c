@@ -20,7 +20,6 @@
 #include "lib/testbed.h"
 #include "kselftest_harness.h"
 
-#define HOLD_PORT	4449	/* tb-sigproxy hold (common/addresses.py) */
 #define HOLD_MNT	"/mnt/held"
 #define NOTIFY_SIG	(SIGRTMIN + 1)
 #define SIGNAL_WAIT	15.0	/* for a signal that must come, under TCG */
@@ -40,7 +39,7 @@ FIXTURE_SETUP(held)
 
 	self->fd = -1;
 	ASSERT_EQ(0, tb_server_dir(&self->d, "ord"));
-	ASSERT_EQ(0, tb_mount_port(HOLD_MNT, HOLD_PORT, "", cmd, sizeof(cmd)))
+	ASSERT_EQ(0, tb_mount_port(HOLD_MNT, TB_HOLD_PORT, "", cmd, sizeof(cmd)))
 		TH_LOG("%s", cmd);
 	snprintf(self->path, sizeof(self->path), HOLD_MNT "/%s", self->d.name);
 	ASSERT_EQ(0, tb_block_signal(&self->set, NOTIFY_SIG));

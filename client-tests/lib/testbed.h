@@ -390,6 +390,9 @@ static inline int tb_block_signal(sigset_t *set, int sig)
 	return sigprocmask(SIG_BLOCK, set, NULL);
 }
 
+/* tb-sigproxy's hold port (testbed/common/addresses.py) */
+#define TB_HOLD_PORT	4449
+
 /*
  * Mount the share on @mnt through @port of the server (a tb-sigproxy
  * relay), on a connection of its own (SMB 3.1.1), with @opts added; 0, or
