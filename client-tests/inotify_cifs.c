@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 
 #include "lib/testbed.h"
 #include "lib/events.h"
@@ -134,6 +135,160 @@ TEST_F_TIMEOUT(inotify, failed_local_rmdir_hides_no_server_rmdir, 90)
 	       tb_now() - t0);
 	COLLECT(self);
 	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE | IN_ISDIR, "sub"));
+}
+
+/* The path of @name in the watched directory. */
+static const char *in_dir(const struct tb_dir *d, const char *name,
+			  char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", d->path, name);
+	return buf;
+}
+
+/*
+ * An open with O_CREAT of a file that the server has and the client never
+ * looked up creates nothing: the server writes to the file right after,
+ * within the 2 s in which the client drops the echoes of its own changes,
+ * and the watcher hears of the write.  Before the fix the open left the
+ * echo of a create expected, and the write was dropped as its echo.
+ */
+TEST_F_TIMEOUT(inotify, open_of_an_existing_file_hides_no_server_write, 90)
+{
+	char f[192];
+	int fd;
+
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	ASSERT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
+	/* the open looks the name up on the server, not in the dcache */
+	ASSERT_EQ(0, tb_write_file("/proc/sys/vm/drop_caches", "2"));
+	fd = open(in_dir(&self->d, "f", f, sizeof(f)), O_RDONLY | O_CREAT,
+		  0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	SERVER(self, "write %s/f 100", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MODIFY, "f"));
+}
+
+/*
+ * The same for an exclusive create that fails (the file is there): the
+ * server removes the file and makes it again right after, and the watcher
+ * hears of both.  Before the fix the new file was dropped as the echo of
+ * the create that failed.
+ */
+TEST_F_TIMEOUT(inotify, failed_exclusive_create_hides_no_server_create, 90)
+{
+	char f[192];
+
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	ASSERT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
+	ASSERT_EQ(0, tb_write_file("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(-1, open(in_dir(&self->d, "f", f, sizeof(f)),
+			   O_WRONLY | O_CREAT | O_EXCL, 0644));
+	ASSERT_EQ(EEXIST, errno);
+	SERVER(self, "unlink %s/f", self->d.name);
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE, "f"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
+}
+
+/* The operations of local_links_and_copies_look_like_tmpfs that may fail */
+#define OP_FALLOCATE	0x1
+#define OP_XATTR	0x2
+
+/*
+ * Through the filesystem under test, in @dir, which holds the files f, g,
+ * x and c (one byte each): a hard link, an allocation, an extended
+ * attribute and a copy, each on a file of its own.  Of the operations in
+ * @may_fail, those that fail are left out of @done.
+ */
+static int local_link_ops(const char *dir, int may_fail, int *done)
+{
+	char a[256], b[256];
+	int in, out, rc = 0;
+
+	*done = 0;
+	snprintf(a, sizeof(a), "%s/f", dir);
+	snprintf(b, sizeof(b), "%s/h", dir);
+	if (link(a, b))
+		return -1;
+	snprintf(a, sizeof(a), "%s/g", dir);
+	out = open(a, O_WRONLY);
+	if (out < 0)
+		return -1;
+	if (may_fail & OP_FALLOCATE && !fallocate(out, 0, 0, 8192))
+		*done |= OP_FALLOCATE;
+	close(out);
+	snprintf(a, sizeof(a), "%s/x", dir);
+	if (may_fail & OP_XATTR && !setxattr(a, "user.tb", "1", 1, 0))
+		*done |= OP_XATTR;
+	snprintf(a, sizeof(a), "%s/f", dir);
+	snprintf(b, sizeof(b), "%s/c", dir);
+	in = open(a, O_RDONLY);
+	out = open(b, O_WRONLY);
+	if (in < 0 || out < 0 || copy_file_range(in, NULL, out, NULL, 1, 0) != 1)
+		rc = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/*
+ * A hard link, fallocate(2), setxattr(2) and copy_file_range(2) made here
+ * give the events tmpfs gives, once: the server's echo of each is not
+ * reported again (on files the server made more than 2 s before, whose
+ * own echoes are over).  Before the fix every one of them was heard twice,
+ * the link as a second IN_CREATE.  What the share does not support is
+ * left out on both.  (A symbolic link is not tried: without mfsymlinks the
+ * client asks for a reparse point, which Samba refuses after it made the
+ * name, and the watcher hears the server make and remove it.)
+ */
+TEST_F_TIMEOUT(inotify, local_links_and_copies_look_like_tmpfs, 120)
+{
+	static const char *const files[] = { "f", "g", "x", "c" };
+	char tmp[] = "/tmp/ino-XXXXXX", ref_log[2048], path[256];
+	struct tb_events ref = { 0 };
+	int in, i, done, ref_done;
+
+	for (i = 0; i < 4; i++)
+		SERVER(self, "write %s/%s 1", self->d.name, files[i]);
+	COLLECT(self);
+	ASSERT_EQ(1, tb_wait_file(in_dir(&self->d, "c", path, sizeof(path)),
+				  WAIT));
+	memset(&self->evs, 0, sizeof(self->evs));
+	ASSERT_EQ(0, local_link_ops(self->d.path, OP_FALLOCATE | OP_XATTR,
+				    &done));
+	/* then the server's echoes would come, within the window */
+	tb_read_events(self->in, 0, &self->evs, 6.0, 4.0);
+	TH_LOG("cifs (ops 0x%x): %s", done,
+	       tb_events_str(&self->evs, self->log, sizeof(self->log)));
+
+	/* the same operations on tmpfs: what a local filesystem reports */
+	ASSERT_NE(NULL, mkdtemp(tmp));
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
+		ASSERT_EQ(0, tb_write_file(path, "x"));
+	}
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, inotify_add_watch(in, tmp, IN_CHANGES));
+	ASSERT_EQ(0, local_link_ops(tmp, done, &ref_done));
+	tb_read_events(in, 0, &ref, 1.0, 0.5);
+	close(in);
+	tb_remove_tree(tmp);
+	TH_LOG("tmpfs: %s", tb_events_str(&ref, ref_log, sizeof(ref_log)));
+	ASSERT_EQ(done, ref_done);
+
+	ASSERT_EQ(ref.n, self->evs.n);
+	for (i = 0; i < ref.n; i++) {
+		EXPECT_EQ(ref.ev[i].mask, self->evs.ev[i].mask);
+		EXPECT_STREQ(ref.ev[i].name, self->evs.ev[i].name);
+	}
 }
 
 #define NCREATES	100	/* files the server creates, one after another */
