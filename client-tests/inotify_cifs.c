@@ -195,6 +195,48 @@ TEST_F_TIMEOUT(inotify, failed_exclusive_create_hides_no_server_create, 90)
 	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
 }
 
+/*
+ * A file removed here is made again and written by the server right
+ * after: the watcher hears the removal, the new file and its write.  Before
+ * the fix what was left of the removal's expected echo (a MODIFIED) took
+ * the write for ours.
+ */
+TEST_F_TIMEOUT(inotify, local_unlink_hides_no_server_recreate_and_write, 90)
+{
+	char f[192];
+
+	SERVER(self, "create %s/f", self->d.name);
+	COLLECT(self);
+	ASSERT_EQ(1, tb_wait_file(in_dir(&self->d, "f", f, sizeof(f)), WAIT));
+	ASSERT_EQ(0, unlink(f));
+	SERVER(self, "write %s/f 100", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE, "f"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_CREATE, "f"));
+	EXPECT_LE(1, tb_count(&self->evs, IN_MODIFY, "f"));
+}
+
+/*
+ * A file renamed here to a new name, which the server removes right after:
+ * the watcher hears the move and the removal.  Before the fix the rename
+ * expected the removal of a target it did not have, and took the server's
+ * for ours.
+ */
+TEST_F_TIMEOUT(inotify, local_rename_hides_no_server_removal_of_the_new_name, 90)
+{
+	char a[192], b[192];
+
+	SERVER(self, "create %s/a", self->d.name);
+	COLLECT(self);
+	ASSERT_EQ(1, tb_wait_file(in_dir(&self->d, "a", a, sizeof(a)), WAIT));
+	ASSERT_EQ(0, rename(a, in_dir(&self->d, "b", b, sizeof(b))));
+	SERVER(self, "unlink %s/b", self->d.name);
+	COLLECT(self);
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_FROM, "a"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_MOVED_TO, "b"));
+	EXPECT_EQ(1, tb_count(&self->evs, IN_DELETE, "b"));
+}
+
 /* The operations of local_links_and_copies_look_like_tmpfs that may fail */
 #define OP_FALLOCATE	0x1
 #define OP_XATTR	0x2

@@ -10,8 +10,10 @@
  * holds DROP_MARK (which it then removes), drops the connection instead,
  * as a network that fails under a request would; and while the share
  * holds STALL_MARK it sits on each SESSION_SETUP request (STALL_MAX_MS at
- * most), as a server slow to authenticate a new user would; in "relay"
- * mode it
+ * most), as a server slow to authenticate a new user would, and while it
+ * holds SLOW_MARK it passes each frame with a SET_INFO request in it (a
+ * rename, a delete) SLOW_MS late, as a server that waits for a lease
+ * break would; in "relay" mode it
  * changes nothing, so that a case through it shows the relay alone loses
  * no event.
  *
@@ -36,6 +38,7 @@
 
 #define SMB2_HDR_LEN		64
 #define SMB2_SESSION_SETUP	0x0001
+#define SMB2_SET_INFO		0x0011
 #define SMB2_CHANGE_NOTIFY	0x000f
 #define SMB2_FLAGS_SERVER_TO_REDIR 0x00000001
 #define SMB2_FLAGS_SIGNED	0x00000008
@@ -47,6 +50,9 @@
 #define STALL_MARK		"/srv/share/.tb-stall-setup"
 #define STALL_POLL_MS		100
 #define STALL_MAX_MS		60000
+#define SLOW_MARK		"/srv/share/.tb-slow-setinfo"
+#define SLOW_MS			3000
+#define NEXT_COMMAND_OFF	20
 #define MAX_HELD		16
 
 static int spoil, hold;
@@ -116,6 +122,22 @@ static int request_of(const unsigned char *pdu, uint32_t len, int cmd)
 	       !(le32(pdu + 16) & SMB2_FLAGS_SERVER_TO_REDIR);
 }
 
+/* Whether the frame @pdu has a request of @cmd, alone or in a compound. */
+static int frame_has_request(const unsigned char *pdu, uint32_t len, int cmd)
+{
+	uint32_t off = 0, next;
+
+	while (len - off >= SMB2_HDR_LEN) {
+		if (request_of(pdu + off, len - off, cmd))
+			return 1;
+		next = le32(pdu + off + NEXT_COMMAND_OFF);
+		if (!next || next > len - off)
+			break;
+		off += next;
+	}
+	return 0;
+}
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -168,25 +190,29 @@ static int relay_request(int from, int to)
 {
 	unsigned char *frame;
 	uint32_t len;
-	int rc, notify, stall;
+	int rc, notify, stall, slow;
 
 	if (read_pdu(from, &frame, &len))
 		return -1;
 	notify = request_of(frame + 4, len, SMB2_CHANGE_NOTIFY);
 	stall = request_of(frame + 4, len, SMB2_SESSION_SETUP) &&
 		access(STALL_MARK, F_OK) == 0;
+	slow = frame_has_request(frame + 4, len, SMB2_SET_INFO) &&
+	       access(SLOW_MARK, F_OK) == 0;
 	if (notify && unlink(DROP_MARK) == 0) {
 		fprintf(stderr, "tb-sigproxy: dropped the connection at a CHANGE_NOTIFY request\n");
 		_exit(0);
 	}
-	if ((notify || stall) && nr_held < MAX_HELD) {
+	if ((notify || stall || slow) && nr_held < MAX_HELD) {
 		held[nr_held].pdu = frame;
 		held[nr_held].len = len + 4;
-		held[nr_held].due = now_ms() + (stall ? STALL_POLL_MS : HOLD_MS);
+		held[nr_held].due = now_ms() + (stall ? STALL_POLL_MS :
+						slow ? SLOW_MS : HOLD_MS);
 		held[nr_held].until = stall ? now_ms() + STALL_MAX_MS : 0;
 		nr_held++;
 		fprintf(stderr, "tb-sigproxy: holding a %s request\n",
-			stall ? "SESSION_SETUP" : "CHANGE_NOTIFY");
+			stall ? "SESSION_SETUP" : slow ? "SET_INFO" :
+			"CHANGE_NOTIFY");
 		return 0;
 	}
 	rc = full_write(to, frame, len + 4);
