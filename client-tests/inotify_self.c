@@ -263,6 +263,56 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_is_attrib, 120)
 	EXPECT_EQ(1, tb_wait_watched(self->d.name, 1, WAIT));
 }
 
+#define NLINKED	3	/* files watched, each with a second link */
+
+/*
+ * The same beside a filesystem mark, for three files, each removed by a
+ * second session by the name it is watched by: the share's tree watch and
+ * the directory's watch both hear each removal, in works of their own, in
+ * either order, and the file's link count is counted down once: each
+ * watch hears IN_ATTRIB and no IN_DELETE_SELF, whichever heard it first.
+ * Before the fix the tree watch counted the link off the inode, and the
+ * directory's watch, when it came second, took the removal for the last
+ * link's.
+ */
+TEST_F_TIMEOUT(self, file_with_another_link_removed_beside_a_filesystem_mark,
+	       180)
+{
+	char f[192];
+	struct stat st;
+	double end;
+	int fan, i;
+
+	for (i = 0; i < NLINKED; i++) {
+		ASSERT_EQ(0, tb_server(NULL, "create %s/f%d", self->d.name, i));
+		ASSERT_EQ(0, tb_server(NULL, "link %s/f%d %s/g%d",
+				       self->d.name, i, self->d.name, i));
+		snprintf(f, sizeof(f), "%s/f%d", self->d.path, i);
+		end = tb_now() + WAIT;
+		while ((stat(f, &st) || st.st_nlink < 2) && tb_now() < end)
+			usleep(200 * 1000);
+		ASSERT_EQ(2, (int)st.st_nlink);
+		ASSERT_LE(0, inotify_add_watch(self->in, f, IN_SELF));
+	}
+	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
+	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+			    FAN_REPORT_REMOTE, O_RDONLY);
+	ASSERT_LE(0, fan) TH_LOG("fanotify_init: %s", strerror(errno));
+	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				   FAN_ATTRIB | FAN_DELETE_SELF | FAN_DELETE,
+				   AT_FDCWD, tb_share_mnt()))
+		TH_LOG("fanotify_mark: %s", strerror(errno));
+	ASSERT_EQ(1, tb_wait_notifies(".", 1, WAIT))
+		TH_LOG("smbd holds no notify request on the root");
+	for (i = 0; i < NLINKED; i++)
+		ASSERT_EQ(0, tb_second_session("del %s/f%d", self->d.name, i));
+	COLLECT(self);
+	close(fan);
+	EXPECT_EQ(NLINKED, tb_count(&self->evs, IN_ATTRIB, ""));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_DELETE_SELF, ""));
+	EXPECT_EQ(0, tb_count(&self->evs, IN_IGNORED, ""));
+}
+
 TEST_F_TIMEOUT(self, file_renamed_by_another_client_is_still_heard, 120)
 {
 	struct tb_events ref;

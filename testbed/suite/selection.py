@@ -37,6 +37,7 @@ NOT_SIDE_BY_SIDE = ("dnotify_semantics.sem.share_root_is_watched",
                     "inotify_cifs.inotify.burst_*", "inotify_cifs.optin.*",
                     "inotify_self.self.file_heard_after_a_reconnect_*",
                     "inotify_self.self.dir_closed_to_the_reopen_*",
+                    "inotify_self.self.file_with_another_link_removed_beside_*",
                     "mounts.multichannel")
 # Of those, the longest (10 cases each) start first: a batch that ended
 # with them would run them with fewer beside them.
