@@ -263,10 +263,10 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_is_attrib, 120)
 	EXPECT_EQ(1, tb_wait_watched(self->d.name, 1, WAIT));
 }
 
-#define NLINKED	3	/* files watched, each with a second link */
+#define NLINKED	6	/* files watched, each with a second link */
 
 /*
- * The same beside a filesystem mark, for three files, each removed by a
+ * The same beside a filesystem mark, for six files, each removed by a
  * second session by the name it is watched by: the share's tree watch and
  * the directory's watch both hear each removal, in works of their own, in
  * either order, and the file's link count is counted down once: each
