@@ -228,6 +228,25 @@ static void tmpfs_linked_reference(struct tb_events *ref)
 }
 
 /*
+ * The link count the client gives @path once it knows of a second link
+ * the server made (attributes live 1 s), after @seconds at most; -1 when
+ * it cannot stat it.
+ */
+static int wait_two_links(const char *path, double seconds)
+{
+	double end = tb_now() + seconds;
+	struct stat st;
+	int rc;
+
+	while ((rc = stat(path, &st)) || st.st_nlink < 2) {
+		if (tb_now() >= end)
+			break;
+		usleep(200 * 1000);
+	}
+	return rc ? -1 : (int)st.st_nlink;
+}
+
+/*
  * The watched file had a second link, and the server removes the name it
  * was watched by: the file lives on, so its watchers hear IN_ATTRIB (its
  * link count), as on tmpfs, and neither IN_DELETE_SELF nor the end of the
@@ -239,17 +258,11 @@ static void tmpfs_linked_reference(struct tb_events *ref)
 TEST_F_TIMEOUT(self, file_with_another_link_removed_is_attrib, 120)
 {
 	struct tb_events ref;
-	struct stat st;
-	double end;
 
 	tmpfs_linked_reference(&ref);
 	ASSERT_EQ(0, tb_server(NULL, "link %s/f %s/g", self->d.name,
 			       self->d.name));
-	/* the client knows of the second link (attributes live 1 s) */
-	end = tb_now() + WAIT;
-	while (!stat(self->file, &st) && st.st_nlink < 2 && tb_now() < end)
-		usleep(200 * 1000);
-	ASSERT_EQ(2, (int)st.st_nlink);
+	ASSERT_EQ(2, wait_two_links(self->file, WAIT));
 	WATCH(self, self->file, IN_SELF, self->d.name);
 	ASSERT_EQ(0, tb_server(NULL, "unlink %s/f", self->d.name));
 	COLLECT(self);
@@ -279,8 +292,6 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_beside_a_filesystem_mark,
 	       180)
 {
 	char f[192];
-	struct stat st;
-	double end;
 	int fan, i;
 
 	for (i = 0; i < NLINKED; i++) {
@@ -288,10 +299,7 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_beside_a_filesystem_mark,
 		ASSERT_EQ(0, tb_server(NULL, "link %s/f%d %s/g%d",
 				       self->d.name, i, self->d.name, i));
 		snprintf(f, sizeof(f), "%s/f%d", self->d.path, i);
-		end = tb_now() + WAIT;
-		while ((stat(f, &st) || st.st_nlink < 2) && tb_now() < end)
-			usleep(200 * 1000);
-		ASSERT_EQ(2, (int)st.st_nlink);
+		ASSERT_EQ(2, wait_two_links(f, WAIT));
 		ASSERT_LE(0, inotify_add_watch(self->in, f, IN_SELF));
 	}
 	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
