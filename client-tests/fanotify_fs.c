@@ -38,8 +38,7 @@ static int in_dir(const struct tb_event *e, const char *dir)
 /* A fanotify group that reports directories and names, remote changes too. */
 static int fs_group(void)
 {
-	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			     FAN_REPORT_REMOTE, O_RDONLY);
+	return tb_remote_fan_group(0);
 }
 
 /*

@@ -197,8 +197,7 @@ TEST_F_TIMEOUT(ignore, remote_modify_keeps_the_mask_of_a_group_not_opted_in,
 	ASSERT_EQ(0, plain.n) TH_LOG("the ignore mask does not ignore");
 
 	/* a group that opted in makes the server report changes in d */
-	remote_fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-				   FAN_NONBLOCK | FAN_REPORT_REMOTE, O_RDONLY);
+	remote_fan = tb_remote_fan_group(FAN_NONBLOCK);
 	ASSERT_LE(0, remote_fan);
 	ASSERT_EQ(0, fanotify_mark(remote_fan, FAN_MARK_ADD, FAN_MODIFY |
 				   FAN_EVENT_ON_CHILD, AT_FDCWD, self->path));
@@ -220,13 +219,6 @@ TEST_F_TIMEOUT(ignore, remote_modify_keeps_the_mask_of_a_group_not_opted_in,
 	close(plain_fan);
 }
 
-/* A fanotify group that opted in, reporting names; -1 on failure. */
-static int remote_group(void)
-{
-	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			     FAN_NONBLOCK | FAN_REPORT_REMOTE, O_RDONLY);
-}
-
 /*
  * What a mark ignores is not what it wants: a mark that only ignores
  * creates and deletes in d asks the server for nothing (series v2 gave
@@ -236,7 +228,7 @@ TEST_F_TIMEOUT(ignore, an_ignore_mark_asks_the_server_for_nothing, 90)
 {
 	int ignoring, wanting;
 
-	ignoring = remote_group();
+	ignoring = tb_remote_fan_group(FAN_NONBLOCK);
 	ASSERT_LE(0, ignoring);
 	ASSERT_EQ(0, fanotify_mark(ignoring, FAN_MARK_ADD |
 				   FAN_MARK_IGNORED_MASK,
@@ -248,7 +240,7 @@ TEST_F_TIMEOUT(ignore, an_ignore_mark_asks_the_server_for_nothing, 90)
 		       self->d.name);
 
 	/* the same events wanted ask for a request */
-	wanting = remote_group();
+	wanting = tb_remote_fan_group(FAN_NONBLOCK);
 	ASSERT_LE(0, wanting);
 	ASSERT_EQ(0, fanotify_mark(wanting, FAN_MARK_ADD,
 				   FAN_CREATE | FAN_DELETE, AT_FDCWD,

@@ -524,8 +524,7 @@ TEST_F_TIMEOUT(inotify, three_apis_share_one_handle, 90)
 {
 	int fan, dfd, wd;
 
-	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			    FAN_REPORT_REMOTE, O_RDONLY);
+	fan = tb_remote_fan_group(0);
 	ASSERT_LE(0, fan);
 	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD, FAN_CREATE |
 				   FAN_EVENT_ON_CHILD, AT_FDCWD,

@@ -303,8 +303,7 @@ TEST_F_TIMEOUT(self, file_with_another_link_removed_beside_a_filesystem_mark,
 		ASSERT_LE(0, inotify_add_watch(self->in, f, IN_SELF));
 	}
 	ASSERT_EQ(1, tb_wait_remote_watch(self->d.name, WAIT));
-	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			    FAN_REPORT_REMOTE, O_RDONLY);
+	fan = tb_remote_fan_group(0);
 	ASSERT_LE(0, fan) TH_LOG("fanotify_init: %s", strerror(errno));
 	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 				   FAN_ATTRIB | FAN_DELETE_SELF | FAN_DELETE,

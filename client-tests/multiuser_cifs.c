@@ -259,8 +259,7 @@ TEST_F(mu, filesystem_mark_does_not_reach_other_users_watches)
 
 	pid = start_watcher(self, 4 * EVENT_WAIT, &rfd, line, sizeof(line));
 	ASSERT_LT(0, pid) TH_LOG("watcher: %s", line);
-	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			    FAN_REPORT_REMOTE, O_RDONLY);
+	fan = tb_remote_fan_group(0);
 	ASSERT_LE(0, fan);
 	ASSERT_EQ(0, fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 				   FAN_CREATE, AT_FDCWD, MU_MNT));

@@ -346,13 +346,6 @@ FIXTURE_TEARDOWN(parity)
 	tb_remove_tree(self->w[1].o);
 }
 
-/* A fanotify group that reports directories and names, remote changes too. */
-static int fid_group(void)
-{
-	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
-			     FAN_REPORT_REMOTE | FAN_NONBLOCK, O_RDONLY);
-}
-
 /* Arm the six watchers on @w; an API that cannot be armed keeps its errno. */
 static int arm(struct watch *wt, struct where *w)
 {
@@ -386,7 +379,7 @@ static int arm(struct watch *wt, struct where *w)
 	if (wt->wd_file < 0)
 		wt->err[A_IN_FILE] = errno;
 	for (i = 0; i < 3; i++) {
-		wt->fan[i] = fid_group();
+		wt->fan[i] = tb_remote_fan_group(FAN_NONBLOCK);
 		if (wt->fan[i] < 0 ||
 		    fanotify_mark(wt->fan[i], FAN_MARK_ADD | how[i], mask[i],
 				  AT_FDCWD, on[i]))

@@ -20,6 +20,17 @@
 
 #define TB_EVENTS_MAX	256
 
+/*
+ * A fanotify group that reports changes made on the server, with the
+ * directory's handle and the name (what fsnotify gives a filesystem mark),
+ * and @flags (FAN_NONBLOCK); -1 with errno set.
+ */
+static inline int tb_remote_fan_group(unsigned int flags)
+{
+	return fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+			     FAN_REPORT_REMOTE | flags, O_RDONLY);
+}
+
 struct tb_event {
 	uint32_t mask;		/* IN_* (inotify) or FAN_* (fanotify) */
 	uint32_t cookie;	/* inotify's rename cookie */
