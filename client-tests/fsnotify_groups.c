@@ -22,6 +22,18 @@
  * did not opt in asked to ignore.  Here its ignore mask survives.  And v2
  * asked the server for what a mark ignores as well as for what it wants:
  * here a mark that only ignores asks for nothing.
+ *
+ * A fanotify group that reports file descriptors (no fid mode) can never
+ * receive a remote change, which has no open file: on a remoteinotify
+ * mount its inode mark made the server hold a request all the same.
+ * Here it asks for nothing, and a group in a fid mode beside it does.
+ *
+ * remount: remoteinotify sets the superblock's SB_I_REMOTE_NOTIFY when it
+ * is mounted.  A remount that did not name the option reset it in the
+ * mount's options (cifs copies the new context over the old), and one
+ * that asked for noremoteinotify succeeded: /proc/mounts no longer said
+ * remoteinotify while every inotify watcher still heard the server.  Here
+ * a remount keeps the option and one that would change it fails.
  */
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -123,6 +135,33 @@ TEST_F_TIMEOUT(audit, watch_asks_the_server_for_nothing, 90)
 	EXPECT_EQ(1, tb_wait_watched(self->d.name, 0, WAIT))
 		TH_LOG("the request stays for audit's mark after inotify's went");
 	close(in);
+}
+
+TEST_F_TIMEOUT(audit, fd_reporting_fanotify_group_asks_the_server_for_nothing,
+	       90)
+{
+	int fd_fan, fid_fan;
+
+	fd_fan = fanotify_init(FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
+	ASSERT_LE(0, fd_fan);
+	ASSERT_EQ(0, fanotify_mark(fd_fan, FAN_MARK_ADD, FAN_MODIFY |
+				   FAN_EVENT_ON_CHILD, AT_FDCWD,
+				   self->d.path));
+	EXPECT_EQ(1, watches_stay(self->d.name, 0, SILENCE))
+		TH_LOG("smbd holds %lld notify requests on %s for a group "
+		       "that cannot receive a remote event",
+		       server_watches(self->d.name), self->d.name);
+
+	/* a group in a fid mode can: on a remoteinotify mount it asks */
+	fid_fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+				FAN_NONBLOCK, O_RDONLY);
+	ASSERT_LE(0, fid_fan);
+	ASSERT_EQ(0, fanotify_mark(fid_fan, FAN_MARK_ADD, FAN_CREATE,
+				   AT_FDCWD, self->d.path));
+	EXPECT_EQ(1, tb_wait_watched(self->d.name, 1, WAIT));
+	close(fid_fan);
+	EXPECT_EQ(1, tb_wait_watched(self->d.name, 0, WAIT));
+	close(fd_fan);
 }
 
 FIXTURE(ignore) {
@@ -249,6 +288,59 @@ TEST_F_TIMEOUT(ignore, an_ignore_mark_asks_the_server_for_nothing, 90)
 	close(wanting);
 	EXPECT_EQ(1, tb_wait_watched(self->d.name, 0, WAIT));
 	close(ignoring);
+}
+
+FIXTURE(remount) {
+	char mnt[64];		/* this case's remoteinotify mount */
+	char needle[96];	/* its line in /proc/mounts */
+};
+
+FIXTURE_SETUP(remount)
+{
+	char cmd[384];
+
+	/* its own connection, so that its superblock is its own */
+	snprintf(self->mnt, sizeof(self->mnt), "/mnt/groups-remount-%d",
+		 getpid());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && mount -t cifs "
+		 "//server/share %s -o " PLAIN_OPTS ",nosharesock,remoteinotify",
+		 self->mnt, self->mnt);
+	ASSERT_EQ(0, system(cmd));
+	snprintf(self->needle, sizeof(self->needle), " %s cifs ", self->mnt);
+	ASSERT_EQ(1, tb_file_has_line("/proc/mounts", self->needle,
+				      "remoteinotify"));
+}
+
+FIXTURE_TEARDOWN(remount)
+{
+	if (umount(self->mnt))
+		TH_LOG("umount %s: %s", self->mnt, strerror(errno));
+	rmdir(self->mnt);
+}
+
+/* mount(2) as a program calls it, with no option of remote notification */
+TEST_F_TIMEOUT(remount, a_remount_keeps_remoteinotify, 60)
+{
+	ASSERT_EQ(0, mount("//server/share", self->mnt, "cifs", MS_REMOUNT,
+			   "actimeo=1"))
+		TH_LOG("remount: %s", strerror(errno));
+	EXPECT_EQ(1, tb_file_has_line("/proc/mounts", self->needle,
+				      "remoteinotify"))
+		TH_LOG("the remount dropped remoteinotify from the options");
+}
+
+TEST_F_TIMEOUT(remount, a_remount_cannot_change_remoteinotify, 60)
+{
+	int rc = mount("//server/share", self->mnt, "cifs", MS_REMOUNT,
+		       "noremoteinotify");
+
+	EXPECT_EQ(-1, rc) TH_LOG("noremoteinotify was taken by a remount");
+	EXPECT_EQ(EINVAL, rc ? errno : 0);
+	EXPECT_EQ(1, tb_file_has_line("/proc/mounts", self->needle,
+				      "remoteinotify"));
+	EXPECT_EQ(-1, mount("//server/share", self->mnt, "cifs", MS_REMOUNT,
+			    "noremotenotify"))
+		TH_LOG("noremotenotify was taken by a remount");
 }
 
 TEST_HARNESS_MAIN
