@@ -11,6 +11,14 @@
  * nothing of a change in a directory that no inode mark watches, and the
  * server holds no request for it.
  *
+ * A mount mark (FAN_MARK_MOUNT) may ask for no directory-entry, attribute
+ * or self event: what it hears of the server is FAN_MODIFY of a file,
+ * with the file's path on that mount, from the same watch of the share.
+ * Before the series served them, a FAN_REPORT_REMOTE group could not place
+ * one on SMB (EOPNOTSUPP: handles that do not decode).  A change on the
+ * server has no mount: it reaches each marked mount that shows the object
+ * (a bind mount of a directory, what is below it only).
+ *
  * The mark sees every change on the mount: these cases do not run beside
  * others.
  */
@@ -531,6 +539,8 @@ TEST_F_TIMEOUT(fsmark, file_moved_away_then_removed_is_heard, 150)
 	int n;
 
 	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a/c", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/c/out", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/in", self->d.name));
 	SERVER_FILE(self, "f");
 	REGROUP(self, fid_group);
 	MARK_FS(self, FAN_DELETE_SELF);
@@ -572,6 +582,105 @@ TEST_F_TIMEOUT(fsmark, disk_create_in_marked_dir_reaches_fs_marker, 120)
 	EXPECT_LE(1, n);
 	EXPECT_GE(2, n);
 	EXPECT_EQ(n, self->evs.n);
+}
+
+/*
+ * The reference for a mount mark: a/b/f made on a private tmpfs, a mount
+ * mark for FAN_MODIFY on it, then f written.  Its events in @ref, and
+ * whether each names a/b by its handle.
+ */
+static void tmpfs_mount_reference(struct tb_events *ref, int *in_b)
+{
+	char tmp[] = "/tmp/fsmm-XXXXXX", b[64], p[128];
+	int fan = -1, i;
+
+	memset(ref, 0, sizeof(*ref));
+	*in_b = 0;
+	if (tmpfs_with_ab(tmp, b, sizeof(b)))
+		return;
+	snprintf(p, sizeof(p), "%s/f", b);
+	make_file(p);
+	fan = fs_group();
+	if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_MOUNT,
+				     FAN_MODIFY, AT_FDCWD, tmp))
+		goto out;
+	write_file(p);
+	tb_read_events(fan, 1, ref, 2.0, 1.0);
+	*in_b = ref->n > 0;
+	for (i = 0; i < ref->n; i++)
+		*in_b &= in_dir(&ref->ev[i], b);
+out:
+	tmpfs_done(fan, tmp, ref);
+}
+
+/* Mark the mount @mnt for FAN_MODIFY; wait until smbd holds a request on the root. */
+#define MARK_MOUNT(self, mnt) do { \
+	ASSERT_EQ(0, fanotify_mark((self)->fan, FAN_MARK_ADD | \
+				   FAN_MARK_MOUNT, FAN_MODIFY, AT_FDCWD, \
+				   (mnt))) \
+		TH_LOG("fanotify_mark(FAN_MARK_MOUNT): %s", strerror(errno)); \
+	ASSERT_EQ(1, tb_wait_notifies(".", 1, WAIT)) \
+		TH_LOG("smbd holds no notify request on the root"); \
+} while (0)
+
+/*
+ * Another client writes the file a/b/f, made on the server's disk in a/b,
+ * which this client never looked up:
+ * a mount mark for FAN_MODIFY hears one FAN_MODIFY naming a/b by its
+ * handle and the file, as on tmpfs.
+ */
+TEST_F_TIMEOUT(fsmark, mount_mark_hears_a_write_in_an_unvisited_dir, 120)
+{
+	struct tb_events ref;
+	int ref_in_b, n;
+
+	tmpfs_mount_reference(&ref, &ref_in_b);
+	ASSERT_EQ(1, ref.n);
+	ASSERT_EQ(1, ref_in_b);
+	/* f made first: the server reports a write, not the new file's */
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/f", self->d.name));
+	MARK_MOUNT(self, tb_share_mnt());
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/b/f",
+				       self->d.name));
+	COLLECT(self);
+	n = tb_count(&self->evs, ref.ev[0].mask, "f");
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(n, self->evs.n);
+	if (n)
+		EXPECT_EQ(1, in_dir(&self->evs.ev[0], self->b));
+}
+
+/*
+ * A mount mark on a bind mount of a/b hears a write below a/b, and not one
+ * in a/c beside it, which the bind mount does not show.  The mount of the
+ * share itself is not marked.
+ */
+TEST_F_TIMEOUT(fsmark, bind_mount_mark_hears_only_below_its_root, 120)
+{
+	char bind[64], cmd[320];
+	int in, out;
+
+	ASSERT_EQ(0, tb_server(NULL, "mkdir %s/a/c", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/c/out", self->d.name));
+	ASSERT_EQ(0, tb_server(NULL, "create %s/a/b/in", self->d.name));
+	ASSERT_EQ(1, tb_wait_file(self->b, WAIT));
+	snprintf(bind, sizeof(bind), "/mnt/fsm-bind-%d", getpid());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && mount --bind %s %s",
+		 bind, self->b, bind);
+	ASSERT_EQ(0, system(cmd));
+	MARK_MOUNT(self, bind);
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/c/out",
+				       self->d.name));
+	ASSERT_EQ(0, tb_second_session("put /etc/hostname %s/a/b/in",
+				       self->d.name));
+	COLLECT(self);
+	umount(bind);
+	rmdir(bind);
+	in = tb_count(&self->evs, FAN_MODIFY, "in");
+	out = tb_count(&self->evs, FAN_MODIFY, "out");
+	EXPECT_EQ(1, in);
+	EXPECT_EQ(0, out);
+	EXPECT_EQ(in, self->evs.n);
 }
 
 TEST_HARNESS_MAIN

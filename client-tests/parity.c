@@ -53,12 +53,12 @@ static const char *const api_name[N_API] = {
  * The differences that are named: where a cell differs, the case passes
  * only if its scenario, source ("*": both) and API are listed here.
  */
-#define MOUNT_WHY "a mount mark needs handles that decode, which SMB has not: refused (EOPNOTSUPP); a filesystem mark hears the changes"
 #define XATTR_WHY "Samba stores the new object's DOS attributes in an xattr just after an SMB create: a MODIFIED a local create does not make (fanotify merges it into the create)"
 #define MODIFIED_WHY "FILE_ACTION_MODIFIED does not tell data from attributes: a watcher that wants both gets FS_MODIFY (one that wants FS_ATTRIB alone gets FS_ATTRIB)"
 #define HALF_MOVE_WHY "Samba's inotify backend sees half of a move from a directory smbd does not watch: ADDED, a create"
 #define SPLIT_MOVE_WHY "Samba reports a move between directories as REMOVED in one and ADDED in the other, then the MODIFIED of the attributes: no MOVED_FROM/MOVED_TO pair"
 #define MOVE_OUT_WHY "the server reports a move to another directory as REMOVED: a removal, and the file's watch ends (DELETE_SELF, IGNORED) where tmpfs' follows it (MOVE_SELF)"
+#define TRUNCATE_WHY "fsnotify reports a local truncate(2) without a path, so no mount mark hears it; the server's MODIFIED reaches the mount mark with the file's path"
 #define TREE_GONE_WHY "the server's order (its disk's, on two watches); D's DELETE_SELF comes at once, where tmpfs defers it while the dnotify watcher holds D open; a removal in D that arrives after D's own is not delivered (D's watch has ended)"
 
 static const struct named {
@@ -66,7 +66,11 @@ static const struct named {
 	enum api api;
 	const char *why;
 } named[] = {
-	{ "*", "*", A_FAN_MOUNT, MOUNT_WHY },
+	{ "create", "client", A_FAN_MOUNT, XATTR_WHY },
+	{ "truncate", "*", A_FAN_MOUNT, TRUNCATE_WHY },
+	{ "chmod", "*", A_FAN_MOUNT, MODIFIED_WHY },
+	{ "rename in", "client", A_FAN_MOUNT, SPLIT_MOVE_WHY },
+	{ "rename out", "client", A_FAN_MOUNT, SPLIT_MOVE_WHY },
 	{ "create", "client", A_IN_DIR, XATTR_WHY },
 	{ "create", "client", A_FAN_INODE, XATTR_WHY },
 	{ "create", "client", A_FAN_FS, XATTR_WHY },

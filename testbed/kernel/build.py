@@ -238,6 +238,19 @@ def make_command(cache, tree, build, jobs=None):
             "bzImage"], env
 
 
+def _rebuild_boot_payload(build, cmd, log, env):
+    """Assemble the bzImage's payload (piggy.o) again without ccache.
+
+    ccache's depend mode keys an object on the files gcc's dependency
+    file lists, and piggy.S takes the compressed kernel in with .incbin,
+    which it does not list: when two kernels compressed to the same size
+    (piggy.S holds only the sizes), ccache gave back the older piggy.o, and
+    the bzImage booted the older kernel under the newer one's name."""
+    (build / "arch/x86/boot/compressed/piggy.o").unlink(missing_ok=True)
+    run_logged(cmd, log, "kernel build (the bzImage's payload)",
+               env=dict(env, CCACHE_DISABLE="1"))
+
+
 def build_kernel(cache, repo, extra=(), jobs=None, bench=False):
     """Return the path of a bzImage built from kernel/ (cached by key);
     with `bench`, the kernel without the debug checkers."""
@@ -261,6 +274,7 @@ def build_kernel(cache, repo, extra=(), jobs=None, bench=False):
     cmd, env = make_command(cache, tree, build, jobs)
     with Phase(f"building kernel {key} (make {cmd[4]} bzImage; log {log})"):
         run_logged(cmd, log, "kernel build", env=env)
+        _rebuild_boot_payload(build, cmd, log, env)
     tmp = out.with_name(key + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
