@@ -102,3 +102,21 @@ def test_make_command_uses_ccache_in_depend_mode(monkeypatch, tmp_path):
     monkeypatch.setattr(kernel_build.shutil, "which", lambda name: None)
     argv, env = kernel_build.make_command(tmp_path, tmp_path / "t", tmp_path / "b")
     assert "CC=gcc" in argv and "CCACHE_DEPEND" not in env
+
+
+def test_boot_payload_is_assembled_again_without_ccache(monkeypatch, tmp_path):
+    # piggy.S pulls the compressed kernel in with .incbin, which ccache's
+    # depend mode does not see: a stale piggy.o booted the previous kernel
+    piggy = tmp_path / "arch/x86/boot/compressed/piggy.o"
+    piggy.parent.mkdir(parents=True)
+    piggy.write_bytes(b"stale")
+    calls = []
+
+    def fake_run(cmd, log, what, env=None):
+        calls.append((piggy.exists(), env))
+
+    monkeypatch.setattr(kernel_build, "run_logged", fake_run)
+    kernel_build._rebuild_boot_payload(tmp_path, ["make", "bzImage"],
+                                       tmp_path / "log",
+                                       {"CCACHE_DEPEND": "1"})
+    assert calls == [(False, {"CCACHE_DEPEND": "1", "CCACHE_DISABLE": "1"})]
