@@ -217,7 +217,10 @@ TEST_F(bad, server_refusing_notify_keeps_watch_local)
 
 /*
  * Past dir_watch_max remote watches on a server, F_NOTIFY still succeeds
- * and the watch sees local changes only; below it, remote ones again.
+ * and the watch gets no request of its own: on /mnt/share (notifytree=auto)
+ * the share's request covers it, and Samba does not report a change on its
+ * disk that far below the share's root; below the cap, a request of its
+ * own again, which hears it.
  */
 TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
 {
