@@ -58,21 +58,6 @@ static int got_signal(sigset_t *set, int fd, double seconds)
 	return tb_wait_sig(set, seconds, &si) == NOTIFY_SIG && si.si_fd == fd;
 }
 
-/* How many remote watches /proc/fs/cifs/DebugData lists. */
-static int listed_watches(void)
-{
-	char line[1024];
-	int n = 0;
-	FILE *f = fopen("/proc/fs/cifs/DebugData", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "Notify:") != NULL;
-	fclose(f);
-	return n;
-}
-
 /* Wait (5 s at most) until no remote watch is lingering or ending. */
 static void settle_watches(void)
 {
@@ -237,7 +222,7 @@ TEST_F(bad, past_the_watch_cap_a_watch_is_local_only)
 	/* an earlier case's watch lingers for a second after its watcher */
 	settle_watches();
 	/* one more remote watch allowed: ours takes it */
-	n = listed_watches();
+	n = tb_listed_watches();
 	ASSERT_LE(0, n);
 	snprintf(cap, sizeof(cap), "%d", n + 1);
 	ASSERT_EQ(0, tb_write_file(WATCH_MAX, cap));

@@ -421,21 +421,6 @@ TEST_F_TIMEOUT(tree, covered_directory_renamed_and_removed, 600)
 	}
 }
 
-/* The remote watches DebugData lists now, on every mount. */
-static int listed_watches(void)
-{
-	char line[1024];
-	int n = 0;
-	FILE *f = fopen("/proc/fs/cifs/DebugData", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "Notify: ") && strstr(line, " filter ");
-	fclose(f);
-	return n;
-}
-
 /*
  * notifytree=never with dir_watch_max reached: the directories left
  * without a request of their own are told (IN_Q_OVERFLOW), once, and
@@ -452,7 +437,7 @@ TEST_F_TIMEOUT(tree, past_the_cap_the_watchers_are_told, 300)
 		SKIP(return, "for the capped mount only");
 	/* an earlier case's watches linger for a second after their watcher */
 	sleep(3);
-	n = listed_watches();
+	n = tb_listed_watches();
 	ASSERT_LE(0, n);
 	snprintf(cap, sizeof(cap), "%d", n + 5);
 	make_tree(_metadata, self, variant, cap);

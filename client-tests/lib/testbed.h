@@ -187,6 +187,25 @@ static inline long long tb_wait_notifies(const char *name, long long want,
 	return tb_wait_count("notifies", name, want, seconds, 200);
 }
 
+/*
+ * How many remote watches /proc/fs/cifs/DebugData lists now, on every
+ * mount: its "Notify: PATH filter ..." lines, not its other Notify lines
+ * (the directories left without one); -1 when it cannot be read.
+ */
+static inline int tb_listed_watches(void)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen("/proc/fs/cifs/DebugData", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "Notify: ") && strstr(line, " filter ");
+	fclose(f);
+	return n;
+}
+
 /* Wait until @path exists; 1 when it does. */
 static inline int tb_wait_file(const char *path, double seconds)
 {
